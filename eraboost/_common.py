@@ -1,0 +1,26 @@
+"""NumPy dtypes matching the C structs of ``_common.pxd``."""
+import numpy as np
+
+G_DTYPE = np.float32
+Y_DTYPE = np.float64
+BIN_DTYPE = np.uint8
+
+HIST_DTYPE = np.dtype([("g", np.float64), ("h", np.float64), ("n", np.uint32)])
+
+NODE_DTYPE = np.dtype(
+    [
+        ("value", np.float64),
+        ("count", np.uint32),
+        ("feature", np.int32),
+        ("threshold", np.float64),
+        ("missing_left", np.uint8),
+        ("left", np.uint32),
+        ("right", np.uint32),
+        ("gain", np.float64),
+        ("depth", np.uint32),
+        ("is_leaf", np.uint8),
+        ("bin_threshold", np.uint8),
+    ]
+)
+
+SPLIT_TYPES = {"original": 0, "era": 1, "directional": 2}

@@ -1,0 +1,75 @@
+# Era-aware split criteria as pure functions of per-era sums (SPEC.md).
+# Every function here is nogil, allocation-free and exact for +-inf alpha.
+from libc.math cimport exp, isinf, INFINITY
+
+cdef inline double score(double G, double H, double lam) noexcept nogil:
+    """score(G, H) = G^2 / (H + lam), 0 when H + lam == 0."""
+    cdef double d = H + lam
+    if d == 0.0:
+        return 0.0
+    return G * G / d
+
+
+cdef inline double era_gain(double GL, double HL, unsigned int nL,
+                            double GR, double HR, unsigned int nR,
+                            double score_parent, double lam) noexcept nogil:
+    """Per-era gain g_e; exactly 0 when the era is not split."""
+    if nL == 0 or nR == 0:
+        return 0.0
+    return score(GL, HL, lam) + score(GR, HR, lam) - score_parent
+
+
+cdef inline double newton_value(double G, double H, double lam) noexcept nogil:
+    """-G / (H + lam), 0 when H + lam == 0."""
+    cdef double d = H + lam
+    if d == 0.0:
+        return 0.0
+    return -G / d
+
+
+cdef inline int era_direction(double GL, double HL, unsigned int nL,
+                              double GR, double HR, unsigned int nR,
+                              double lam) noexcept nogil:
+    """d_e = sign(v_Le - v_Re) in {-1, 0, 1}; 0 when a side is empty."""
+    cdef double diff
+    if nL == 0 or nR == 0:
+        return 0
+    diff = newton_value(GL, HL, lam) - newton_value(GR, HR, lam)
+    if diff > 0.0:
+        return 1
+    if diff < 0.0:
+        return -1
+    return 0
+
+
+cdef inline double boltzmann(const double *g, int m, double alpha) noexcept nogil:
+    """Boltzmann operator B_alpha over g[0..m-1].
+
+    Shifted by the max (alpha > 0) or the min (alpha < 0) so that every
+    exponent is <= 0: no overflow and no NaN for any alpha. alpha = 0 is the
+    mean, +inf the max and -inf the min, all exact.
+    """
+    cdef int i
+    cdef double c, w, num = 0.0, den = 0.0
+    if m <= 0:
+        return 0.0
+    if alpha == 0.0:
+        for i in range(m):
+            num += g[i]
+        return num / m
+    c = g[0]
+    if alpha > 0.0:
+        for i in range(1, m):
+            if g[i] > c:
+                c = g[i]
+    else:
+        for i in range(1, m):
+            if g[i] < c:
+                c = g[i]
+    if isinf(alpha):
+        return c
+    for i in range(m):
+        w = exp(alpha * (g[i] - c))
+        num += g[i] * w
+        den += w
+    return num / den

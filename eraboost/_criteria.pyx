@@ -1,0 +1,34 @@
+"""Python access to the criteria of ``_criteria.pxd``, for tests and users."""
+import numpy as np
+
+
+def boltzmann_operator(gains, double alpha):
+    """Boltzmann operator of a 1-D array of gains (see SPEC.md)."""
+    cdef double[::1] g = np.ascontiguousarray(gains, dtype=np.float64)
+    return boltzmann(&g[0] if g.shape[0] else NULL, g.shape[0], alpha)
+
+
+def era_split_score(GL, HL, nL, GR, HR, nR, double lam, double alpha):
+    """Per-era gains and their Boltzmann score for one candidate split.
+
+    Eras with no rows (nL + nR == 0) are excluded.
+
+    Returns
+    -------
+    gains : ndarray of the per-era gains of the eras present
+    score : float, B_alpha(gains)
+    direction_sum : int, sum of the per-era directions d_e
+    """
+    GL = np.asarray(GL, dtype=np.float64); HL = np.asarray(HL, dtype=np.float64)
+    GR = np.asarray(GR, dtype=np.float64); HR = np.asarray(HR, dtype=np.float64)
+    nL = np.asarray(nL, dtype=np.int64); nR = np.asarray(nR, dtype=np.int64)
+    present = (nL + nR) > 0
+    cdef double[::1] gains = np.zeros(int(present.sum()), dtype=np.float64)
+    cdef int k = 0, dsum = 0
+    for e in np.flatnonzero(present):
+        gains[k] = era_gain(GL[e], HL[e], nL[e], GR[e], HR[e], nR[e],
+                            score(GL[e] + GR[e], HL[e] + HR[e], lam), lam)
+        dsum += era_direction(GL[e], HL[e], nL[e], GR[e], HR[e], nR[e], lam)
+        k += 1
+    s = boltzmann(&gains[0] if k else NULL, k, alpha)
+    return np.asarray(gains), s, dsum

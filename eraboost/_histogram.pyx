@@ -1,0 +1,213 @@
+"""Per-era gradient histograms.
+
+A node's histograms live in one flat array of ``hist_t`` laid out feature by
+feature, then era by era, then bin by bin::
+
+    cell(f, e, b) = offsets[f] + e * n_bins[f] + b
+
+``n_bins[f]`` is the feature's real number of bins (its non-missing bins plus
+one missing-value bin), so a 5-valued feature costs 6 cells per era, not 256.
+Each thread fills whole features (its own region); the rows of a node are kept
+grouped by era, so the writes of one era stay within ``n_bins[f]`` cells.
+"""
+from cython.parallel import prange
+from libc.string cimport memset
+import numpy as np
+
+from ._common cimport hist_t, G_t, BIN_t, uint32_t, int32_t, int64_t
+
+
+def histogram_layout(const uint32_t[::1] n_bins, int n_eras):
+    """Offsets of each feature's block; the last entry is the total size."""
+    cdef Py_ssize_t f, p = n_bins.shape[0]
+    offsets = np.zeros(p + 1, dtype=np.int64)
+    cdef int64_t[::1] off = offsets
+    for f in range(p):
+        off[f + 1] = off[f] + <int64_t>n_eras * n_bins[f]
+    return offsets
+
+
+def era_runs(const uint32_t[::1] sample_indices, const int32_t[::1] era_codes):
+    """Maximal runs of consecutive rows of the same era in ``sample_indices``.
+
+    Returns three int64 arrays: era, start, stop (positions in sample_indices).
+    """
+    cdef Py_ssize_t i, n = sample_indices.shape[0], k = 0
+    cdef int32_t cur
+    if n == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z.copy(), z.copy()
+    starts = np.empty(n + 1, dtype=np.int64)
+    eras = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] st = starts, er = eras
+    with nogil:
+        cur = era_codes[sample_indices[0]]
+        st[0] = 0
+        er[0] = cur
+        k = 1
+        for i in range(1, n):
+            if era_codes[sample_indices[i]] != cur:
+                cur = era_codes[sample_indices[i]]
+                st[k] = i
+                er[k] = cur
+                k = k + 1
+        st[k] = n
+    return eras[:k].copy(), starts[:k].copy(), starts[1:k + 1].copy()
+
+
+cdef class HistogramBuilder:
+    """Builds per-era histograms of the gradients for the nodes of one tree.
+
+    Parameters
+    ----------
+    X_binned : ndarray of uint8, shape (n_samples, n_features), Fortran order
+    n_bins : ndarray of uint32, shape (n_features,)
+        Bins per feature, the missing-value bin included.
+    offsets : ndarray of int64, shape (n_features + 1,)
+        From :func:`histogram_layout`.
+    n_eras : int
+        Number of eras kept apart in the histograms (1 = pooled).
+    era_codes : ndarray of int32, shape (n_samples,) or None
+        Era of each row, in ``0 .. n_eras - 1``.
+    gradients, hessians : ndarray of float32
+        ``hessians`` may have shape (1,) when they are constant.
+    n_threads : int
+    """
+    cdef public object X_binned_arr
+    cdef const BIN_t[::1, :] X_binned
+    cdef const uint32_t[::1] n_bins
+    cdef const int64_t[::1] offsets
+    cdef public int n_eras
+    cdef const int32_t[::1] era_codes
+    cdef const G_t[::1] gradients
+    cdef const G_t[::1] hessians
+    cdef G_t[::1] ordered_gradients
+    cdef G_t[::1] ordered_hessians
+    cdef public bint hessians_are_constant
+    cdef public int n_threads
+    cdef public Py_ssize_t size
+    cdef int n_features
+
+    def __init__(self, X_binned, n_bins, offsets, int n_eras, era_codes,
+                 gradients, hessians, int n_threads):
+        self.X_binned_arr = X_binned
+        self.X_binned = X_binned
+        self.n_bins = n_bins
+        self.offsets = offsets
+        self.n_eras = n_eras
+        self.n_features = X_binned.shape[1]
+        if era_codes is None:
+            era_codes = np.zeros(1, dtype=np.int32)
+        self.era_codes = era_codes
+        self.gradients = gradients
+        self.hessians = hessians
+        self.hessians_are_constant = hessians.shape[0] == 1
+        self.ordered_gradients = np.empty_like(gradients)
+        self.ordered_hessians = np.empty_like(hessians)
+        self.n_threads = n_threads
+        self.size = offsets[-1]
+
+    @property
+    def constant_hessian(self):
+        """The hessian of every row when they are constant."""
+        return float(self.hessians[0])
+
+    def update_gradients(self, gradients, hessians):
+        """Point the builder at new gradient arrays (same shapes)."""
+        self.gradients = gradients
+        self.hessians = hessians
+
+    def compute_brute(self, const uint32_t[::1] sample_indices,
+                      hist_t[::1] out,
+                      const uint32_t[::1] features,
+                      bint root=False):
+        """Fill ``out`` with the histograms of the rows ``sample_indices``.
+
+        Only the features listed in ``features`` are computed. With ``root``
+        the rows are taken as ``0 .. n-1`` in order (no gather).
+        """
+        cdef Py_ssize_t n = sample_indices.shape[0], i
+        cdef int k, n_feat = features.shape[0], f
+        cdef bint use_eras = self.n_eras > 1
+        cdef const int64_t[::1] run_era, run_start, run_stop
+        if use_eras:
+            r_era, r_start, r_stop = era_runs(sample_indices, self.era_codes)
+        else:
+            r_era = np.zeros(1, dtype=np.int64)
+            r_start = np.zeros(1, dtype=np.int64)
+            r_stop = np.full(1, n, dtype=np.int64)
+        run_era = r_era
+        run_start = r_start
+        run_stop = r_stop
+        cdef int n_runs = run_era.shape[0]
+        cdef const G_t[::1] grad = self.gradients
+        cdef const G_t[::1] hess = self.hessians
+        cdef bint const_h = self.hessians_are_constant
+        if not root:
+            with nogil:
+                for i in prange(n, schedule='static', num_threads=self.n_threads):
+                    self.ordered_gradients[i] = self.gradients[sample_indices[i]]
+                if not const_h:
+                    for i in prange(n, schedule='static', num_threads=self.n_threads):
+                        self.ordered_hessians[i] = self.hessians[sample_indices[i]]
+            grad = self.ordered_gradients
+            if not const_h:
+                hess = self.ordered_hessians
+        with nogil:
+            for k in prange(n_feat, schedule='dynamic', num_threads=self.n_threads):
+                f = features[k]
+                self._one_feature(f, sample_indices, grad, hess, const_h, root,
+                                  run_era, run_start, run_stop, n_runs, out)
+
+    cdef void _one_feature(self, int f, const uint32_t[::1] rows,
+                           const G_t[::1] grad, const G_t[::1] hess,
+                           bint const_h, bint root,
+                           const int64_t[::1] run_era,
+                           const int64_t[::1] run_start,
+                           const int64_t[::1] run_stop, int n_runs,
+                           hist_t[::1] out) noexcept nogil:
+        cdef const BIN_t[::1] col = self.X_binned[:, f]
+        cdef int64_t base = self.offsets[f]
+        cdef hist_t *h
+        cdef Py_ssize_t i, r
+        cdef unsigned int b
+        memset(&out[base], 0, (self.offsets[f + 1] - base) * sizeof(hist_t))
+        for r in range(n_runs):
+            h = &out[base + run_era[r] * self.n_bins[f]]
+            if root:
+                if const_h:
+                    for i in range(run_start[r], run_stop[r]):
+                        b = col[i]
+                        h[b].g += grad[i]
+                        h[b].n += 1
+                else:
+                    for i in range(run_start[r], run_stop[r]):
+                        b = col[i]
+                        h[b].g += grad[i]
+                        h[b].h += hess[i]
+                        h[b].n += 1
+            else:
+                if const_h:
+                    for i in range(run_start[r], run_stop[r]):
+                        b = col[rows[i]]
+                        h[b].g += grad[i]
+                        h[b].n += 1
+                else:
+                    for i in range(run_start[r], run_stop[r]):
+                        b = col[rows[i]]
+                        h[b].g += grad[i]
+                        h[b].h += hess[i]
+                        h[b].n += 1
+
+    def compute_subtraction(self, hist_t[::1] parent, const hist_t[::1] sibling,
+                            const uint32_t[::1] features):
+        """parent -= sibling, in place, for the listed features."""
+        cdef int k, n_feat = features.shape[0], f
+        cdef int64_t j
+        with nogil:
+            for k in prange(n_feat, schedule='static', num_threads=self.n_threads):
+                f = features[k]
+                for j in range(self.offsets[f], self.offsets[f + 1]):
+                    parent[j].g = parent[j].g - sibling[j].g
+                    parent[j].h = parent[j].h - sibling[j].h
+                    parent[j].n = parent[j].n - sibling[j].n

@@ -1,0 +1,356 @@
+"""Best-first growth of one tree on per-era histograms.
+
+The grower knows nothing of the criteria: it asks the splitter for each
+node's best split and orders the open leaves by ``split_info.priority``
+(the criterion's own score). Structure, order of operations and stopping
+rules follow scikit-learn's ``TreeGrower`` so that ``split_type="original"``
+grows the very same trees.
+"""
+import sys
+from heapq import heappop, heappush
+from time import perf_counter
+
+import numpy as np
+
+from ._common import HIST_DTYPE, NODE_DTYPE
+from ._splitting import split_indices
+
+
+class HistogramPool:
+    """Reusable histogram buffers of one fixed size (cells of ``HIST_DTYPE``).
+
+    Buffers released by finished nodes serve later nodes and later trees, so
+    a fit allocates at most as many buffers as a tree has open nodes.
+    """
+
+    def __init__(self, size):
+        self.size = int(size)
+        self._free = []
+        self.n_allocated = 0
+
+    def get(self):
+        if self._free:
+            return self._free.pop()
+        self.n_allocated += 1
+        return np.empty(self.size, dtype=HIST_DTYPE)
+
+    def release(self, buf):
+        if buf is not None:
+            self._free.append(buf)
+
+    @property
+    def nbytes(self):
+        return self.n_allocated * self.size * HIST_DTYPE.itemsize
+
+
+class TreeNode:
+    """A node during growth (not used for prediction)."""
+
+    __slots__ = ("depth", "sample_indices", "n_samples", "sum_gradients",
+                 "sum_hessians", "value", "is_leaf", "split_info", "left_child",
+                 "right_child", "histograms", "allowed_features",
+                 "interaction_cst_indices", "children_lower_bound",
+                 "children_upper_bound")
+
+    def __init__(self, depth, sample_indices, sum_gradients, sum_hessians,
+                 value=None):
+        self.depth = depth
+        self.sample_indices = sample_indices
+        self.n_samples = sample_indices.shape[0]
+        self.sum_gradients = sum_gradients
+        self.sum_hessians = sum_hessians
+        self.value = value
+        self.is_leaf = False
+        self.split_info = None
+        self.left_child = None
+        self.right_child = None
+        self.histograms = None
+        self.allowed_features = None
+        self.interaction_cst_indices = None
+        self.children_lower_bound = -np.inf
+        self.children_upper_bound = np.inf
+
+    def __lt__(self, other):
+        # heapq pops the smallest: the node with the best criterion score
+        return self.split_info.priority > other.split_info.priority
+
+
+class TreeGrower:
+    """Grows one tree.
+
+    Parameters
+    ----------
+    X_binned : ndarray of uint8, Fortran order
+    builder : HistogramBuilder
+    splitter : Splitter
+    pool : HistogramPool
+    root_indices : ndarray of uint32
+        Training rows, grouped by era when eras are kept apart.
+    root_is_identity : bool
+        ``root_indices`` is ``0 .. n-1``.
+    n_bins_non_missing : ndarray of uint32
+    has_missing_values : ndarray of uint8
+    offsets : ndarray of int64
+        Histogram layout (``_histogram.histogram_layout``).
+    max_bins : int
+        The estimator's ``max_bins`` (only to sum the root the way
+        scikit-learn does).
+    max_leaf_nodes, max_depth, min_samples_leaf : int or None
+    monotonic_cst : ndarray of int8 or None
+    interaction_cst : list of sets or None
+    feature_fraction_per_split : float
+    rng : numpy Generator (feature subsampling)
+    shrinkage : float
+    n_threads : int
+    """
+
+    def __init__(self, X_binned, builder, splitter, pool, root_indices,
+                 root_is_identity, n_bins_non_missing, has_missing_values,
+                 offsets, max_bins,
+                 max_leaf_nodes=None, max_depth=None, min_samples_leaf=20,
+                 min_hessian_to_split=1e-3, monotonic_cst=None,
+                 interaction_cst=None, feature_fraction_per_split=1.0,
+                 rng=None, shrinkage=1.0, n_threads=1):
+        self.X_binned = X_binned
+        self.builder = builder
+        self.splitter = splitter
+        self.pool = pool
+        self.partition = root_indices
+        self.root_is_identity = root_is_identity
+        self.buffer = np.empty_like(root_indices)
+        self.n_bins_non_missing = n_bins_non_missing
+        self.has_missing_values = has_missing_values
+        self.offsets = offsets
+        self.max_bins = max_bins
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.min_hessian_to_split = min_hessian_to_split
+        self.n_features = X_binned.shape[1]
+        self.monotonic_cst = monotonic_cst
+        self.with_monotonic_cst = (monotonic_cst is not None
+                                   and np.any(monotonic_cst != 0))
+        self.interaction_cst = interaction_cst
+        self.feature_fraction_per_split = feature_fraction_per_split
+        self.rng = rng
+        self.shrinkage = shrinkage
+        self.n_threads = n_threads
+        self.all_features = np.arange(self.n_features, dtype=np.uint32)
+        self.splittable_nodes = []
+        self.finalized_leaves = []
+        self.n_nodes = 1
+        self.total_find_split_time = 0.0
+        self.total_compute_hist_time = 0.0
+        self.total_apply_split_time = 0.0
+        self._initialize_root()
+
+    # -- growth ------------------------------------------------------------
+    def grow(self):
+        while self.splittable_nodes:
+            self.split_next()
+        for leaf in self.finalized_leaves:
+            leaf.value *= self.shrinkage
+
+    def _features(self, node):
+        return (self.all_features if node.allowed_features is None
+                else node.allowed_features)
+
+    def _build(self, node, root=False):
+        tic = perf_counter()
+        buf = self.pool.get()
+        self.builder.compute_brute(node.sample_indices, buf, self._features(node),
+                                   root)
+        self.total_compute_hist_time += perf_counter() - tic
+        return buf
+
+    def _initialize_root(self):
+        if self.interaction_cst is not None:
+            allowed = set().union(*self.interaction_cst)
+            allowed = np.fromiter(allowed, dtype=np.uint32, count=len(allowed))
+            some_feature = int(allowed[0])
+        else:
+            allowed = None
+            some_feature = 0
+        n = self.partition.shape[0]
+        root = TreeNode(0, self.partition, 0.0, 0.0, value=0)
+        root.allowed_features = allowed
+        self.root = root
+        root.histograms = self._build(root, root=self.root_is_identity)
+        # Root sums as scikit-learn takes them: summing one feature's
+        # histogram laid out over max_bins + 1 cells.
+        f = some_feature
+        nb = int(self.n_bins_non_missing[f]) + 1
+        block = root.histograms[self.offsets[f]:self.offsets[f + 1]]
+        block = block.reshape(-1, nb)
+        full = np.zeros(self.max_bins + 1)
+        full[: nb - 1] = block["g"][:, : nb - 1].sum(axis=0)
+        full[self.max_bins] = block["g"][:, nb - 1].sum()
+        root.sum_gradients = full.sum()
+        if self.builder.hessians_are_constant:
+            root.sum_hessians = self.builder.constant_hessian * n
+        else:
+            full[: nb - 1] = block["h"][:, : nb - 1].sum(axis=0)
+            full[self.max_bins] = block["h"][:, nb - 1].sum()
+            root.sum_hessians = full.sum()
+        if n < 2 * self.min_samples_leaf or root.sum_hessians < self.min_hessian_to_split:
+            self._finalize_leaf(root)
+            return
+        if self.interaction_cst is not None:
+            root.interaction_cst_indices = range(len(self.interaction_cst))
+        tic = perf_counter()
+        self._compute_best_split_and_push(root)
+        self.total_find_split_time += perf_counter() - tic
+
+    def _sampled_mask(self, n_allowed):
+        if self.feature_fraction_per_split < 1.0:
+            n_sub = max(1, int(np.ceil(self.feature_fraction_per_split * n_allowed)))
+            mask = np.full(n_allowed, False)
+            mask[:n_sub] = True
+            self.rng.shuffle(mask)
+            return mask.view(np.uint8)
+        return np.ones(n_allowed, dtype=np.uint8)
+
+    def _compute_best_split_and_push(self, node):
+        features = self._features(node)
+        node.split_info = self.splitter.find_node_split(
+            node.n_samples, node.histograms, node.sum_gradients,
+            node.sum_hessians, node.value, node.children_lower_bound,
+            node.children_upper_bound, features,
+            self._sampled_mask(features.shape[0]),
+        )
+        if not node.split_info.found:
+            self._finalize_leaf(node)
+        else:
+            heappush(self.splittable_nodes, node)
+
+    def split_next(self):
+        node = heappop(self.splittable_nodes)
+        info = node.split_info
+        tic = perf_counter()
+        n_left = split_indices(
+            self.X_binned, info.feature_idx, info.bin_idx,
+            info.missing_go_to_left, self.n_bins_non_missing[info.feature_idx],
+            node.sample_indices, self.buffer[: node.n_samples], self.n_threads,
+        )
+        self.total_apply_split_time += perf_counter() - tic
+        depth = node.depth + 1
+        n_leaf_nodes = len(self.finalized_leaves) + len(self.splittable_nodes) + 2
+        left = TreeNode(depth, node.sample_indices[:n_left],
+                        info.sum_gradient_left, info.sum_hessian_left,
+                        info.value_left)
+        right = TreeNode(depth, node.sample_indices[n_left:],
+                         info.sum_gradient_right, info.sum_hessian_right,
+                         info.value_right)
+        node.left_child, node.right_child = left, right
+        if self.interaction_cst is not None:
+            allowed, indices = self._compute_interactions(node)
+            left.allowed_features = right.allowed_features = allowed
+            left.interaction_cst_indices = right.interaction_cst_indices = indices
+        if not self.has_missing_values[info.feature_idx]:
+            info.missing_go_to_left = left.n_samples > right.n_samples
+        self.n_nodes += 2
+
+        if self.max_leaf_nodes is not None and n_leaf_nodes == self.max_leaf_nodes:
+            self._finalize_leaf(left)
+            self._finalize_leaf(right)
+            self._finalize_splittable_nodes()
+            self._release(node)
+            return left, right
+        if self.max_depth is not None and depth == self.max_depth:
+            self._finalize_leaf(left)
+            self._finalize_leaf(right)
+            self._release(node)
+            return left, right
+        if left.n_samples < 2 * self.min_samples_leaf:
+            self._finalize_leaf(left)
+        if right.n_samples < 2 * self.min_samples_leaf:
+            self._finalize_leaf(right)
+
+        if self.with_monotonic_cst:
+            cst = self.monotonic_cst[info.feature_idx]
+            lo, hi = node.children_lower_bound, node.children_upper_bound
+            if cst == 0:
+                bounds = ((lo, hi), (lo, hi))
+            else:
+                mid = (left.value + right.value) / 2
+                bounds = ((lo, mid), (mid, hi)) if cst == 1 else ((mid, hi), (lo, mid))
+            (left.children_lower_bound, left.children_upper_bound), (
+                right.children_lower_bound, right.children_upper_bound) = bounds
+
+        if not left.is_leaf or not right.is_leaf:
+            small, large = (left, right) if left.n_samples < right.n_samples else (right, left)
+            small.histograms = self._build(small)
+            tic = perf_counter()
+            self.builder.compute_subtraction(node.histograms, small.histograms,
+                                             self._features(small))
+            large.histograms, node.histograms = node.histograms, None
+            self.total_compute_hist_time += perf_counter() - tic
+            tic = perf_counter()
+            if not left.is_leaf:
+                self._compute_best_split_and_push(left)
+            if not right.is_leaf:
+                self._compute_best_split_and_push(right)
+            self.total_find_split_time += perf_counter() - tic
+            for child in (left, right):
+                if child.is_leaf:
+                    self._release(child)
+        self._release(node)
+        return left, right
+
+    def _release(self, node):
+        self.pool.release(node.histograms)
+        node.histograms = None
+
+    def _compute_interactions(self, node):
+        allowed, indices = set(), []
+        for i in node.interaction_cst_indices:
+            if node.split_info.feature_idx in self.interaction_cst[i]:
+                indices.append(i)
+                allowed.update(self.interaction_cst[i])
+        return (np.fromiter(allowed, dtype=np.uint32, count=len(allowed)), indices)
+
+    def _finalize_leaf(self, node):
+        node.is_leaf = True
+        self._release(node)
+        self.finalized_leaves.append(node)
+
+    def _finalize_splittable_nodes(self):
+        while self.splittable_nodes:
+            self._finalize_leaf(self.splittable_nodes.pop())
+
+    # -- output -------------------------------------------------------------
+    def make_predictor(self, bin_thresholds):
+        """Flatten the tree into a :class:`~eraboost.predictor.TreePredictor`."""
+        from .predictor import TreePredictor
+
+        nodes = np.zeros(self.n_nodes, dtype=NODE_DTYPE)
+        # depth-first, left subtree before right: same order as scikit-learn
+        order = []
+        def visit(gnode):
+            idx = len(order)
+            order.append(gnode)
+            rec = nodes[idx]
+            rec["count"] = gnode.n_samples
+            rec["depth"] = gnode.depth
+            rec["gain"] = gnode.split_info.gain if gnode.split_info is not None else -1
+            rec["value"] = gnode.value
+            if gnode.is_leaf:
+                rec["is_leaf"] = 1
+                return
+            info = gnode.split_info
+            f, b = info.feature_idx, info.bin_idx
+            rec["feature"] = f
+            rec["bin_threshold"] = b
+            rec["missing_left"] = info.missing_go_to_left
+            if b == self.n_bins_non_missing[f] - 1:
+                rec["threshold"] = np.inf
+            else:
+                rec["threshold"] = bin_thresholds[f][b]
+            rec["left"] = len(order)
+            visit(gnode.left_child)
+            rec["right"] = len(order)
+            visit(gnode.right_child)
+        if self.n_nodes + 100 > sys.getrecursionlimit():
+            sys.setrecursionlimit(self.n_nodes + 100)
+        visit(self.root)
+        return TreePredictor(nodes)
