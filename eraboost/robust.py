@@ -1,0 +1,1 @@
+"""Robust optimal classification trees (in progress)."""

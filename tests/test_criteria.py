@@ -1,0 +1,215 @@
+"""The engine chooses the split that the NumPy reference of SPEC.md chooses."""
+import numpy as np
+import pytest
+
+from eraboost import HistGradientBoostingRegressor
+from eraboost._criteria import boltzmann_operator, era_split_score
+
+from reference import best_split, boltzmann
+
+ALPHAS = [-np.inf, -2.0, 0.0, 2.0, np.inf]
+SPLIT_TYPES = ["original", "era", "directional"]
+
+
+def make_era_data(seed, n_eras, nan=False, tiny_era=False, p=4):
+    rng = np.random.RandomState(seed)
+    sizes = rng.geometric(0.08, size=n_eras) + 2  # very different sizes
+    if tiny_era:
+        sizes[-1] = 1
+    eras = np.repeat(np.arange(n_eras), sizes)
+    n = eras.size
+    X = rng.randint(0, 6, size=(n, p)).astype(np.float64)
+    # feature 0 tracks the era, so deeper nodes miss some eras
+    X[:, 0] = np.clip(eras * 6 // n_eras + rng.randint(-1, 2, size=n), 0, 5)
+    shift = rng.normal(size=n_eras)[eras]
+    y = X[:, 1] * 0.5 + shift * X[:, 2] + rng.normal(size=n)
+    if nan:
+        X[rng.rand(n, p) < 0.1] = np.nan
+    perm = rng.permutation(n)  # rows not grouped by era in the input
+    return X[perm], y[perm], eras[perm]
+
+
+def engine_tree(X, y, eras, split_type, alpha, lam=0.0, msl=1, depth=1):
+    est = HistGradientBoostingRegressor(
+        split_type=split_type, boltzmann_alpha=alpha, l2_regularization=lam,
+        min_samples_leaf=msl, max_iter=1, max_depth=depth, max_leaf_nodes=None,
+        learning_rate=1.0, early_stopping=False, random_state=0)
+    est.fit(X, y, eras=eras)
+    return est
+
+
+def gradients(y):
+    raw = np.float64(np.mean(y))
+    return (raw - y).astype(np.float32).astype(np.float64), np.ones_like(y)
+
+
+def check_node(est, Xb, g, h, eras, rows, node_idx, split_type, alpha, lam, msl,
+               depth, max_depth):
+    nodes = est._predictors[0][0].nodes
+    node = nodes[node_idx]
+    bm = est._bin_mapper
+    has_missing = (Xb == bm.missing_bin_[None, :]).any(axis=0)
+    ref = None
+    if len(rows) >= 2 * msl:
+        ref = best_split(Xb, g, h, eras, rows, bm.n_bins_non_missing_, has_missing,
+                         split_type, alpha, lam, msl)
+    if ref is None:
+        assert node["is_leaf"], "engine split a node the reference leaves whole"
+        return 0
+    assert not node["is_leaf"], f"engine left a node whole; reference: {ref}"
+    f, b, miss_left, _ = ref
+    got = (int(node["feature"]), int(node["bin_threshold"]))
+    assert got == (f, b), f"engine {got}, reference {(f, b, miss_left)}"
+    if has_missing[f]:
+        assert bool(node["missing_left"]) == miss_left
+    n_checked = 1
+    if depth + 1 < max_depth:
+        col = Xb[rows, f]
+        left = (col <= b) & (col != bm.missing_bin_[f])
+        if node["missing_left"]:
+            left |= col == bm.missing_bin_[f]
+        for child, sub in ((node["left"], rows[left]), (node["right"], rows[~left])):
+            n_checked += check_node(est, Xb, g, h, eras, sub, child, split_type,
+                                    alpha, lam, msl, depth + 1, max_depth)
+    return n_checked
+
+
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+@pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize("seed", range(4))
+def test_stump_matches_reference(split_type, alpha, seed):
+    n_eras = 2 + seed * 2  # 2, 4, 6, 8
+    X, y, eras = make_era_data(seed, n_eras, nan=seed % 2 == 1,
+                               tiny_era=seed == 2)
+    est = engine_tree(X, y, eras, split_type, alpha)
+    Xb = est._bin_mapper.transform(X)
+    g, h = gradients(y)
+    check_node(est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha,
+               0.0, 1, 0, 1)
+
+
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+@pytest.mark.parametrize("alpha", [-np.inf, 0.0, 2.0])
+@pytest.mark.parametrize("lam,msl", [(0.0, 1), (1.5, 4)])
+def test_depth_two_matches_reference_with_absent_eras(split_type, alpha, lam, msl):
+    X, y, eras = make_era_data(11, 6, nan=True)
+    est = engine_tree(X, y, eras, split_type, alpha, lam=lam, msl=msl, depth=2)
+    Xb = est._bin_mapper.transform(X)
+    g, h = gradients(y)
+    check_node(est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha,
+               lam, msl, 0, 2)
+    # the children really miss eras (feature 0 follows the era)
+    nodes = est._predictors[0][0].nodes
+    if not nodes[0]["is_leaf"]:
+        assert nodes[nodes[0]["left"]]["count"] < len(y)
+
+
+def test_boltzmann_operator_special_cases():
+    g = np.array([0.5, -1.0, 3.0, 2.0])
+    assert boltzmann_operator(g, 0.0) == pytest.approx(g.mean())
+    assert boltzmann_operator(g, np.inf) == 3.0
+    assert boltzmann_operator(g, -np.inf) == -1.0
+    for a in [-7.0, -0.5, 0.3, 4.0]:
+        w = np.exp(a * g)
+        assert boltzmann_operator(g, a) == pytest.approx((g * w).sum() / w.sum())
+        assert boltzmann_operator(g, a) == pytest.approx(boltzmann(g, a))
+
+
+@pytest.mark.parametrize("alpha", [-1000.0, -50.0, 50.0, 1000.0])
+def test_boltzmann_stable_with_huge_gains(alpha):
+    g = np.array([1e6, 2e6, 1.5e6, -1e6])
+    s = boltzmann_operator(g, alpha)
+    assert np.isfinite(s)
+    assert s == pytest.approx(g.max() if alpha > 0 else g.min())
+
+
+@pytest.mark.parametrize("split_type", ["era", "directional"])
+@pytest.mark.parametrize("alpha", [-50.0, 50.0])
+def test_huge_gains_choose_reference_split(split_type, alpha):
+    X, y, eras = make_era_data(5, 4)
+    y = y * 1e3  # per-era gains of order 1e6 and more
+    est = engine_tree(X, y, eras, split_type, alpha)
+    assert np.all(np.isfinite(est.predict(X)))
+    assert np.isfinite(est._predictors[0][0].nodes["gain"]).all()
+    Xb = est._bin_mapper.transform(X)
+    g, h = gradients(y)
+    check_node(est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha,
+               0.0, 1, 0, 1)
+
+
+def test_proposition_3_criteria():
+    """DeLise, Proposition 3, with the paper's own gradients (1, 2, 3, 4)."""
+    g = np.array([1.0, 2.0, 3.0, 4.0])
+    eras = np.array([0, 0, 1, 1])
+    f1 = np.array([1, 2, 3, 4])
+    f2 = np.array([1, 3, 2, 4])
+
+    def sums(left):
+        GL = [g[(eras == e) & left].sum() for e in (0, 1)]
+        GR = [g[(eras == e) & ~left].sum() for e in (0, 1)]
+        nL = [((eras == e) & left).sum() for e in (0, 1)]
+        nR = [((eras == e) & ~left).sum() for e in (0, 1)]
+        return GL, nL, GR, nR
+
+    # feature 1 between 2 and 3: the paper's score 2 (its gain has a factor
+    # 1/2, ours does not), the best pooled split; no era is split
+    def pooled(left):
+        return g[left].sum() ** 2 / left.sum() + g[~left].sum() ** 2 / (~left).sum() \
+            - g.sum() ** 2 / 4
+    assert pooled(f1 <= 2) / 2 == pytest.approx(2.0)
+    others = [pooled(f <= t) for f in (f1, f2) for t in (1, 2, 3)]
+    assert max(others) == pooled(f1 <= 2)
+    GL, nL, GR, nR = sums(f1 <= 2)
+    gains, s, _ = era_split_score(GL, nL, nL, GR, nR, nR, 0.0, -np.inf)
+    np.testing.assert_array_equal(gains, [0.0, 0.0])
+    assert s == 0.0
+    # feature 2 between 2 and 3 splits both eras: positive in each
+    GL, nL, GR, nR = sums(f2 <= 2)
+    gains, s, _ = era_split_score(GL, nL, nL, GR, nR, nR, 0.0, -np.inf)
+    assert np.all(gains > 0) and s > 0
+
+
+def test_proposition_3_estimator():
+    X = np.array([[1, 1], [2, 3], [3, 2], [4, 4]], dtype=float)
+    y = np.array([-1.0, -2.0, -3.0, -4.0])
+    eras = np.array([0, 0, 1, 1])
+    orig = engine_tree(X, y, eras, "original", 0.0)
+    era = engine_tree(X, y, eras, "era", -np.inf)
+    n_o, n_e = orig._predictors[0][0].nodes, era._predictors[0][0].nodes
+    assert (n_o[0]["feature"], n_o[0]["threshold"]) == (0, 2.5)  # degenerate
+    assert (n_e[0]["feature"], n_e[0]["threshold"]) == (1, 2.5)
+    # the chosen split leaves rows of both eras on each side
+    left = X[:, 1] <= 2.5
+    assert set(eras[left]) == set(eras[~left]) == {0, 1}
+
+
+def test_directional_column_order_invariance():
+    X, y, eras = make_era_data(21, 8, p=6)
+    X = X + np.random.RandomState(0).normal(scale=1e-3, size=X.shape)
+    perm = np.array([3, 0, 5, 1, 4, 2])
+    params = dict(split_type="directional", boltzmann_alpha=0.0, max_iter=10,
+                  early_stopping=False, random_state=0)
+    a = HistGradientBoostingRegressor(**params).fit(X, y, eras=eras)
+    b = HistGradientBoostingRegressor(**params).fit(X[:, perm], y, eras=eras)
+    np.testing.assert_allclose(a.predict(X), b.predict(X[:, perm]), rtol=1e-12)
+    for ta, tb in zip(a._predictors, b._predictors):
+        na, nb = ta[0].nodes, tb[0].nodes
+        inner = ~na["is_leaf"].astype(bool)
+        np.testing.assert_array_equal(na["feature"][inner], perm[nb["feature"][inner]])
+
+
+@pytest.mark.parametrize("split_type,alpha", [("era", 0.0), ("era", 2.0),
+                                              ("directional", 0.0)])
+def test_single_row_era_does_not_stop_growth(split_type, alpha):
+    rng = np.random.RandomState(0)
+    n = 400
+    X = rng.normal(size=(n, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=n)
+    eras = np.r_[np.repeat([0, 1, 2], [150, 150, 99]), 3]  # era 3 has one row
+    est = HistGradientBoostingRegressor(split_type=split_type, boltzmann_alpha=alpha,
+                                        max_iter=5, min_samples_leaf=5,
+                                        early_stopping=False)
+    est.fit(X, y, eras=eras)
+    for stage in est._predictors:
+        assert stage[0].get_n_leaf_nodes() == 31
+    assert est.score(X, y) > 0.9
