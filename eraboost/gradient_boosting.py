@@ -22,6 +22,7 @@ from sklearn.utils import check_random_state, resample
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import (
     _check_sample_weight,
+    check_array,
     check_consistent_length,
     check_is_fitted,
     column_or_1d,
@@ -166,6 +167,15 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         return validate_data(self, X, dtype=[np.float64], ensure_all_finite=False,
                              reset=reset)
 
+    def _check_y(self, y, name="y"):
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target "
+                f"{name} is None."
+            )
+        y = check_array(y, ensure_2d=False, dtype=None, input_name=name)
+        return column_or_1d(y, warn=True)
+
     def _check_interaction_cst(self, n_features):
         if self.interaction_cst is None:
             return None
@@ -238,7 +248,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 "warm_start=True is not supported in this version of eraboost."
             )
         X = self._check_X(X, reset=True)
-        y = self._encode_y(column_or_1d(y, warn=True))
+        y = self._encode_y(self._check_y(y))
         check_consistent_length(X, y)
         n_samples, n_features = X.shape
         if sample_weight is not None:
@@ -260,7 +270,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             if X_val is None:
                 raise ValueError("y_val is provided, but X_val was not provided.")
             X_val = self._check_X(X_val, reset=False)
-            y_val = self._encode_y_val(column_or_1d(y_val))
+            y_val = self._encode_y_val(self._check_y(y_val, "y_val"))
             check_consistent_length(X_val, y_val)
             if sample_weight_val is not None:
                 sample_weight_val = _check_sample_weight(sample_weight_val, X_val,

@@ -1,0 +1,146 @@
+"""Estimator behaviour: input checks, eras, early stopping, determinism."""
+import warnings
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from eraboost import HistGradientBoostingRegressor
+from eraboost._eras import check_eras, era_train_val_split
+from eraboost._openmp import effective_n_threads
+
+
+@pytest.fixture
+def data():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 4))
+    y = X[:, 0] + rng.normal(size=300)
+    eras = np.repeat(np.arange(6), 50)
+    return X, y, eras
+
+
+@pytest.mark.parametrize(
+    "eras,match",
+    [
+        (np.arange(299), "299 labels but X has 300 rows"),
+        (np.zeros((300, 2)), "must be 1-D"),
+        (np.r_[np.zeros(299), np.nan], "contains NaN"),
+        (np.array([None] + ["a"] * 299, dtype=object), "None or NaN"),
+        (np.array([1] * 150 + ["a"] * 150, dtype=object), "one type"),
+    ],
+)
+def test_bad_eras(data, eras, match):
+    X, y, _ = data
+    with pytest.raises(ValueError, match=match):
+        HistGradientBoostingRegressor(split_type="era").fit(X, y, eras=eras)
+
+
+def test_bad_split_type_and_alpha(data):
+    X, y, eras = data
+    with pytest.raises(ValueError, match="split_type"):
+        HistGradientBoostingRegressor(split_type="foo").fit(X, y, eras=eras)
+    with pytest.raises(ValueError, match="boltzmann_alpha=nan"):
+        HistGradientBoostingRegressor(boltzmann_alpha=np.nan).fit(X, y, eras=eras)
+
+
+def test_eras_val_checks(data):
+    X, y, eras = data
+    est = HistGradientBoostingRegressor(early_stopping=True, max_iter=5)
+    with pytest.raises(ValueError, match="eras_val has 3 labels"):
+        est.fit(X, y, eras=eras, X_val=X[:10], y_val=y[:10], eras_val=[1, 2, 3])
+    with pytest.raises(ValueError, match="X_val was not provided"):
+        est.fit(X, y, eras=eras, eras_val=eras[:10])
+
+
+def test_era_label_types():
+    pd = pytest.importorskip("pandas")
+    labels = ["2020-01", "2020-02", "2020-01", "2020-03"]
+    for eras in (labels, np.array(labels), pd.Series(labels),
+                 pd.Categorical(labels), pd.Series(labels, dtype="category")):
+        codes, uniq = check_eras(eras, 4)
+        np.testing.assert_array_equal(codes, [0, 1, 0, 2])
+        assert list(uniq) == ["2020-01", "2020-02", "2020-03"]
+    with pytest.raises(ValueError, match="None or NaN"):
+        check_eras(pd.Series(["a", None, "b", "a"]), 4)
+    with pytest.raises(ValueError, match="NaN"):
+        check_eras(pd.Categorical(["a", np.nan, "b", "a"]), 4)
+
+
+def test_single_era_warning(data):
+    X, y, _ = data
+    with pytest.warns(UserWarning, match="without eras"):
+        HistGradientBoostingRegressor(split_type="era", max_iter=2).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        HistGradientBoostingRegressor(max_iter=2).fit(X, y)  # original: silent
+
+
+def test_validation_holds_out_whole_eras():
+    rng = np.random.RandomState(0)
+    sizes = rng.randint(50, 400, size=30)
+    codes = np.repeat(np.arange(30), sizes)
+    mask = era_train_val_split(codes, 0.2, 0)
+    held = set(codes[mask])
+    assert held and held.isdisjoint(codes[~mask])
+    assert abs(mask.mean() - 0.2) < 0.05
+    np.testing.assert_array_equal(mask, era_train_val_split(codes, 0.2, 0))
+    assert not np.array_equal(mask, era_train_val_split(codes, 0.2, 1))
+
+
+def test_early_stopping_with_eras_uses_whole_eras():
+    rng = np.random.RandomState(0)
+    n = 12000
+    X = rng.normal(size=(n, 3))
+    eras = rng.randint(0, 40, size=n)
+    y = X[:, 0] + rng.normal(size=40)[eras] * X[:, 1] + rng.normal(size=n)
+    est = HistGradientBoostingRegressor(split_type="era", max_iter=300,
+                                        n_iter_no_change=5, random_state=0)
+    est.fit(X, y, eras=eras)
+    assert est.do_early_stopping_
+    assert est.n_iter_ < 300
+    assert len(est.validation_score_) == est.n_iter_ + 1
+
+
+@pytest.mark.parametrize("split_type", ["original", "era", "directional"])
+def test_deterministic_across_threads(split_type):
+    rng = np.random.RandomState(0)
+    n = 20000  # large enough for the parallel partition to split work
+    X = rng.randint(0, 5, size=(n, 10)).astype(float)
+    eras = rng.randint(0, 16, size=n)
+    y = X[:, 0] + rng.normal(size=16)[eras] * X[:, 1] + rng.normal(size=n)
+    X[rng.rand(n, 10) < 0.05] = np.nan
+    params = dict(split_type=split_type, boltzmann_alpha=1.0, max_iter=15,
+                  max_features=0.7, early_stopping=True, random_state=7)
+    preds = []
+    for threads in (1, 2):
+        with threadpool_limits(threads, user_api="openmp"):
+            assert effective_n_threads() == min(threads, effective_n_threads())
+            est = HistGradientBoostingRegressor(**params).fit(X, y, eras=eras)
+            preds.append((est.predict(X), [t[0].nodes.tobytes() for t in est._predictors]))
+    np.testing.assert_array_equal(preds[0][0], preds[1][0])
+    assert preds[0][1] == preds[1][1]
+    # and the same again
+    with threadpool_limits(2, user_api="openmp"):
+        again = HistGradientBoostingRegressor(**params).fit(X, y, eras=eras).predict(X)
+    np.testing.assert_array_equal(preds[1][0], again)
+
+
+def test_threadpool_limits_reach_engine():
+    with threadpool_limits(1, user_api="openmp"):
+        assert effective_n_threads() == 1
+
+
+def test_staged_predict_and_n_iter(data):
+    X, y, eras = data
+    est = HistGradientBoostingRegressor(max_iter=7, early_stopping=False,
+                                        split_type="directional").fit(X, y, eras=eras)
+    stages = list(est.staged_predict(X))
+    assert len(stages) == est.n_iter_ == 7
+    np.testing.assert_allclose(stages[-1], est.predict(X))
+
+
+def test_categorical_not_yet_supported():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"a": pd.Categorical(["x", "y"] * 50), "b": np.arange(100.0)})
+    with pytest.raises(NotImplementedError, match="categorical"):
+        HistGradientBoostingRegressor().fit(df, np.arange(100.0))
