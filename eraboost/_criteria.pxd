@@ -73,3 +73,28 @@ cdef inline double boltzmann(const double *g, int m, double alpha) noexcept nogi
         num += g[i] * w
         den += w
     return num / den
+
+
+cdef inline double era_gain_direction(double GL, double HL, unsigned int nL,
+                                      double GR, double HR, unsigned int nR,
+                                      double score_parent, double lam,
+                                      int *direction) noexcept nogil:
+    """Per-era gain and direction together, one division per side.
+
+    Same values as ``era_gain`` and ``era_direction``: with v = G / (H + lam),
+    score = G * v and the Newton value is -v.
+    """
+    cdef double dL = HL + lam, dR = HR + lam, vL = 0.0, vR = 0.0
+    direction[0] = 0
+    if nL == 0 or nR == 0:
+        return 0.0
+    if dL != 0.0:
+        vL = GL / dL
+    if dR != 0.0:
+        vR = GR / dR
+    # Newton values are -vL and -vR: sign(-vL - (-vR)) = sign(vR - vL)
+    if vR > vL:
+        direction[0] = 1
+    elif vR < vL:
+        direction[0] = -1
+    return GL * vL + GR * vR - score_parent

@@ -24,11 +24,19 @@ def era_split_score(GL, HL, nL, GR, HR, nR, double lam, double alpha):
     nL = np.asarray(nL, dtype=np.int64); nR = np.asarray(nR, dtype=np.int64)
     present = (nL + nR) > 0
     cdef double[::1] gains = np.zeros(int(present.sum()), dtype=np.float64)
-    cdef int k = 0, dsum = 0
+    cdef int k = 0, dsum = 0, d, d_ref
+    cdef double sp
     for e in np.flatnonzero(present):
-        gains[k] = era_gain(GL[e], HL[e], nL[e], GR[e], HR[e], nR[e],
-                            score(GL[e] + GR[e], HL[e] + HR[e], lam), lam)
-        dsum += era_direction(GL[e], HL[e], nL[e], GR[e], HR[e], nR[e], lam)
+        sp = score(GL[e] + GR[e], HL[e] + HR[e], lam)
+        # the engine's fused form, checked against the two plain ones
+        gains[k] = era_gain_direction(GL[e], HL[e], nL[e], GR[e], HR[e], nR[e],
+                                      sp, lam, &d)
+        d_ref = era_direction(GL[e], HL[e], nL[e], GR[e], HR[e], nR[e], lam)
+        if d != d_ref or not np.isclose(
+                gains[k], era_gain(GL[e], HL[e], nL[e], GR[e], HR[e], nR[e], sp, lam),
+                rtol=1e-12, atol=1e-12 * max(1.0, abs(sp))):
+            raise AssertionError("fused and plain era criteria disagree")
+        dsum += d
         k += 1
     s = boltzmann(&gains[0] if k else NULL, k, alpha)
     return np.asarray(gains), s, dsum

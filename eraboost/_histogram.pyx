@@ -7,8 +7,9 @@ feature, then era by era, then bin by bin::
 
 ``n_bins[f]`` is the feature's real number of bins (its non-missing bins plus
 one missing-value bin), so a 5-valued feature costs 6 cells per era, not 256.
-Each thread fills whole features (its own region); the rows of a node are kept
-grouped by era, so the writes of one era stay within ``n_bins[f]`` cells.
+Each thread fills whole features (its own region). The rows of a node are
+kept grouped by era, so a run of rows of one era writes to the ``n_bins[f]``
+contiguous cells of that era only.
 """
 from cython.parallel import prange
 from libc.string cimport memset

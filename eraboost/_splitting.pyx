@@ -21,7 +21,7 @@ from libc.math cimport INFINITY
 import numpy as np
 
 from ._common cimport hist_t, BIN_t, uint8_t, uint32_t, int32_t, int64_t
-from ._criteria cimport score, era_gain, era_direction, boltzmann
+from ._criteria cimport score, era_gain_direction, boltzmann
 
 
 cdef struct split_t:
@@ -35,6 +35,69 @@ cdef struct split_t:
     double GL
     double HL
     uint32_t nL
+
+
+cdef struct eras_scratch:
+    const hist_t *base   # the feature's block of the node's histogram
+    int64_t *era_off     # offset of each present era's bins in the block
+    hist_t *pooled       # (bins,) pooled over eras
+    double *cg           # per-era cumulative g, h of the scanned side
+    double *ch
+    uint32_t *cn
+    double *tg           # per-era totals and their score
+    double *th
+    uint32_t *tn
+    double *ts
+    double *gains        # per-era gain of the current candidate
+    signed char *dirs    # per-era direction of the current candidate
+    signed char *dirty_flag
+    int *dirty           # eras whose cumulative sums changed
+    int n_dirty
+    int dsum
+
+
+cdef bint scratch_alloc(eras_scratch *sc, unsigned int nb, int M) noexcept nogil:
+    sc.era_off = <int64_t *> malloc(M * sizeof(int64_t))
+    sc.pooled = <hist_t *> calloc(nb, sizeof(hist_t))
+    sc.cg = <double *> calloc(7 * M, sizeof(double))
+    sc.cn = <uint32_t *> calloc(2 * M, sizeof(uint32_t))
+    sc.dirs = <signed char *> calloc(2 * M, sizeof(signed char))
+    sc.dirty = <int *> malloc(M * sizeof(int))
+    if (sc.era_off == NULL or sc.pooled == NULL or sc.cg == NULL or sc.cn == NULL
+            or sc.dirs == NULL or sc.dirty == NULL):
+        scratch_free(sc)
+        return False
+    sc.ch = sc.cg + M
+    sc.tg = sc.cg + 2 * M
+    sc.th = sc.cg + 3 * M
+    sc.ts = sc.cg + 4 * M
+    sc.gains = sc.cg + 5 * M
+    sc.tn = sc.cn + M
+    sc.dirty_flag = sc.dirs + M
+    sc.n_dirty = 0
+    sc.dsum = 0
+    return True
+
+
+cdef void scratch_reset(eras_scratch *sc, int M) noexcept nogil:
+    """Back to an empty scanned side (all eras unsplit) for the second scan."""
+    cdef int i
+    for i in range(M):
+        sc.cg[i] = 0.0
+        sc.ch[i] = 0.0
+        sc.cn[i] = 0
+        sc.gains[i] = 0.0
+        sc.dirs[i] = 0
+        sc.dirty_flag[i] = 0
+    sc.n_dirty = 0
+    sc.dsum = 0
+
+
+cdef void scratch_free(eras_scratch *sc) noexcept nogil:
+    free(sc.era_off); free(sc.pooled); free(sc.cg); free(sc.cn); free(sc.dirs)
+    free(sc.dirty)
+    sc.era_off = NULL; sc.pooled = NULL; sc.cg = NULL; sc.cn = NULL
+    sc.dirs = NULL; sc.dirty = NULL
 
 
 cdef inline bint better(const split_t *a, const split_t *b, int split_type) noexcept nogil:
@@ -154,14 +217,18 @@ cdef class Splitter:
         Returns a :class:`SplitInfo`; ``found`` is False when no candidate is
         eligible.
         """
-        cdef int n_feat = features.shape[0], k, best = 0, M = 0, e, f0
+        cdef int n_feat = features.shape[0], k, best = 0, M = 0, e, f0, i
         cdef split_t *infos = <split_t *> calloc(max(n_feat, 1), sizeof(split_t))
         cdef int32_t *present = <int32_t *> malloc(max(self.n_eras, 1) * sizeof(int32_t))
+        # per-era totals of the node: g, h, score (doubles) and counts
+        cdef double *tot = <double *> calloc(3 * max(self.n_eras, 1), sizeof(double))
+        cdef uint32_t *tot_n = <uint32_t *> calloc(max(self.n_eras, 1), sizeof(uint32_t))
+        cdef const hist_t *c
         cdef uint32_t cnt
         cdef unsigned int b
         cdef double loss_node
-        if infos == NULL or present == NULL:
-            free(infos); free(present)
+        if infos == NULL or present == NULL or tot == NULL or tot_n == NULL:
+            free(infos); free(present); free(tot); free(tot_n)
             raise MemoryError()
         try:
             with nogil:
@@ -175,6 +242,15 @@ cdef class Splitter:
                         if cnt > 0:
                             present[M] = e
                             M = M + 1
+                    # their totals (every feature's histogram holds the same rows)
+                    for i in range(M):
+                        for b in range(self.n_bins[f0]):
+                            c = &hist[self.offsets[f0] + present[i] * self.n_bins[f0] + b]
+                            if c.n:
+                                tot[i] += c.g
+                                tot[M + i] += (<double>c.n) if self.const_h else c.h
+                                tot_n[i] += c.n
+                        tot[2 * M + i] = score(tot[i], tot[M + i], self.lam)
                 else:
                     present[0] = 0
                     M = 1
@@ -186,7 +262,7 @@ cdef class Splitter:
                         self._scan_feature(features[k], hist, n_samples,
                                            sum_gradients, sum_hessians, loss_node,
                                            lower_bound, upper_bound,
-                                           present, M, &infos[k])
+                                           present, tot, tot_n, M, &infos[k])
                 for k in range(1, n_feat):
                     if better(&infos[k], &infos[best], self.split_type):
                         best = k
@@ -195,6 +271,8 @@ cdef class Splitter:
         finally:
             free(infos)
             free(present)
+            free(tot)
+            free(tot_n)
 
     cdef object _make_info(self, split_t *s, unsigned int n_samples,
                            double G, double H, double lower, double upper, int M):
@@ -227,86 +305,43 @@ cdef class Splitter:
     cdef void _scan_feature(self, int f, const hist_t[::1] hist,
                             unsigned int n_samples, double G, double H,
                             double loss_node, double lower, double upper,
-                            const int32_t *present, int M,
+                            const int32_t *present, const double *tot,
+                            const uint32_t *tot_n, int M,
                             split_t *out) noexcept nogil:
-        cdef unsigned int nb = self.n_bins[f]          # incl. missing bin
-        cdef unsigned int nbnm = nb - 1                # non-missing bins
+        if self.split_type == 0:
+            self._scan_pooled(f, hist, n_samples, G, H, loss_node, lower, upper, out)
+        else:
+            self._scan_eras(f, hist, n_samples, G, H, lower, upper, present, tot,
+                            tot_n, M, out)
+        out.feature = f
+
+    cdef void _scan_pooled(self, int f, const hist_t[::1] hist,
+                           unsigned int n_samples, double G, double H,
+                           double loss_node, double lower, double upper,
+                           split_t *out) noexcept nogil:
+        """Pooled gain on a pooled histogram: scikit-learn's scan, exactly."""
+        cdef unsigned int nbnm = self.n_bins[f] - 1
         cdef bint miss = self.has_missing[f]
         cdef signed char mono = self.monotonic_cst[f]
-        cdef int64_t base = self.offsets[f]
-        cdef bint per_era = self.split_type != 0
-        cdef hist_t *pooled = NULL
-        cdef double *era_buf = NULL
-        cdef uint32_t *era_n = NULL
-        cdef const hist_t *ph
-        cdef const hist_t *eh
+        cdef const hist_t *ph = &hist[self.offsets[f]]
         cdef unsigned int b, end, nL, nR
-        cdef int i, e, j
-        cdef double GL, HL, GR, HR, gain
+        cdef int j
+        cdef double GL, HL, GR, HR
         cdef split_t cand, best_lr, best_rl
-        # per-era scratch: cumulative g, h; totals g, h, score; gains
-        cdef double *cg
-        cdef double *ch
-        cdef double *tg
-        cdef double *th
-        cdef double *ts
-        cdef double *gains
-        cdef uint32_t *cn
-        cdef uint32_t *tn
-
         best_lr.found = 0
         best_rl.found = 0
+        out.found = 0
         if nbnm < 1:
-            out.found = 0
             return
-
-        # Pooled histogram of the feature.
-        if self.n_eras == 1:
-            ph = &hist[base]
-        else:
-            pooled = <hist_t *> calloc(nb, sizeof(hist_t))
-            for b in range(nb):
-                for i in range(M):
-                    eh = &hist[base + present[i] * nb + b]
-                    pooled[b].g += eh.g
-                    pooled[b].h += eh.h
-                    pooled[b].n += eh.n
-            ph = pooled
-        if per_era:
-            era_buf = <double *> malloc(6 * M * sizeof(double))
-            era_n = <uint32_t *> malloc(2 * M * sizeof(uint32_t))
-            cg = era_buf; ch = era_buf + M; tg = era_buf + 2 * M
-            th = era_buf + 3 * M; ts = era_buf + 4 * M; gains = era_buf + 5 * M
-            cn = era_n; tn = era_n + M
-            for i in range(M):
-                tg[i] = 0.0; th[i] = 0.0; tn[i] = 0
-                for b in range(nb):
-                    eh = &hist[base + present[i] * nb + b]
-                    tg[i] += eh.g
-                    th[i] += (<double>eh.n) if self.const_h else eh.h
-                    tn[i] += eh.n
-                ts[i] = score(tg[i], th[i], self.lam)
-                cg[i] = 0.0; ch[i] = 0.0; cn[i] = 0
-
-        # Left to right: missing values go right.
         end = nbnm - 1 + miss
         GL = 0.0; HL = 0.0; nL = 0
         for b in range(end):
             nL = nL + ph[b].n
             nR = n_samples - nL
-            if self.const_h:
-                HL = HL + ph[b].n
-            else:
-                HL = HL + ph[b].h
+            HL = HL + (ph[b].n if self.const_h else ph[b].h)
             HR = H - HL
             GL = GL + ph[b].g
             GR = G - GL
-            if per_era:
-                for i in range(M):
-                    eh = &hist[base + present[i] * nb + b]
-                    cg[i] += eh.g
-                    ch[i] += (<double>eh.n) if self.const_h else eh.h
-                    cn[i] += eh.n
             if nL < self.min_samples_leaf:
                 continue
             if nR < self.min_samples_leaf:
@@ -315,36 +350,20 @@ cdef class Splitter:
                 continue
             if HR < self.min_hessian:
                 break
-            cand.bin = b
-            cand.missing_left = 0
-            self._evaluate(&cand, GL, HL, nL, GR, HR, loss_node, mono, lower,
-                           upper, cg, ch, cn, tg, th, tn, ts, gains, M, True)
-            if better(&cand, &best_lr, self.split_type):
+            self._pooled_candidate(&cand, b, 0, GL, HL, nL, GR, HR, loss_node,
+                                   mono, lower, upper)
+            if better(&cand, &best_lr, 0):
                 best_lr = cand
-
-        # Right to left: missing values go left (only if the feature has some).
         if miss and nbnm >= 2:
-            if per_era:
-                for i in range(M):
-                    cg[i] = 0.0; ch[i] = 0.0; cn[i] = 0
             GR = 0.0; HR = 0.0; nR = 0
             for j in range(<int>nbnm - 2, -1, -1):
                 b = <unsigned int>j
                 nR = nR + ph[b + 1].n
                 nL = n_samples - nR
-                if self.const_h:
-                    HR = HR + ph[b + 1].n
-                else:
-                    HR = HR + ph[b + 1].h
+                HR = HR + (ph[b + 1].n if self.const_h else ph[b + 1].h)
                 HL = H - HR
                 GR = GR + ph[b + 1].g
                 GL = G - GR
-                if per_era:
-                    for i in range(M):
-                        eh = &hist[base + present[i] * nb + b + 1]
-                        cg[i] += eh.g
-                        ch[i] += (<double>eh.n) if self.const_h else eh.h
-                        cn[i] += eh.n
                 if nR < self.min_samples_leaf:
                     continue
                 if nL < self.min_samples_leaf:
@@ -353,80 +372,205 @@ cdef class Splitter:
                     continue
                 if HL < self.min_hessian:
                     break
-                cand.bin = b
-                cand.missing_left = 1
-                self._evaluate(&cand, GL, HL, nL, GR, HR, loss_node, mono, lower,
-                               upper, cg, ch, cn, tg, th, tn, ts, gains, M, False)
-                if self.split_type == 0:
-                    # scikit-learn: replace only on a strictly larger gain
-                    if better(&cand, &best_rl, 0):
-                        best_rl = cand
-                elif not better(&best_rl, &cand, self.split_type) and cand.found:
-                    # descending bins: keep the lowest bin among equals
+                self._pooled_candidate(&cand, b, 1, GL, HL, nL, GR, HR, loss_node,
+                                       mono, lower, upper)
+                if better(&cand, &best_rl, 0):
                     best_rl = cand
+        # scikit-learn's right-to-left scan must beat the left-to-right best
+        if best_rl.found and best_rl.gain > (best_lr.gain if best_lr.found else 0.0):
+            out[0] = best_rl
+        else:
+            out[0] = best_lr
 
-        if self.split_type == 0 and best_rl.found and best_lr.found:
-            # scikit-learn's right-to-left scan starts from the left-to-right best
-            if not (best_rl.gain > best_lr.gain):
-                best_rl.found = 0
+    cdef inline void _pooled_candidate(self, split_t *c, unsigned int b,
+                                       uint8_t missing_left, double GL, double HL,
+                                       unsigned int nL, double GR, double HR,
+                                       double loss_node, signed char mono,
+                                       double lower, double upper) noexcept nogil:
+        c.bin = b
+        c.missing_left = missing_left
+        c.GL = GL
+        c.HL = HL
+        c.nL = nL
+        c.dnum = 0
+        c.gain = pooled_gain_sklearn(GL, HL, GR, HR, loss_node, mono, lower,
+                                     upper, self.lam)
+        c.crit = c.gain
+        c.found = c.gain > 0.0
+
+    cdef void _scan_eras(self, int f, const hist_t[::1] hist,
+                         unsigned int n_samples, double G, double H,
+                         double lower, double upper,
+                         const int32_t *present, const double *tot,
+                         const uint32_t *tot_n, int M,
+                         split_t *out) noexcept nogil:
+        """Era criteria on a per-era histogram.
+
+        The cells of the eras present in the node are read in place. A bin
+        with no rows gives the same partition as its neighbour and is not
+        evaluated again; a per-era gain is recomputed only for the eras whose
+        sums changed since the last evaluated candidate.
+        """
+        cdef unsigned int nb = self.n_bins[f]
+        cdef unsigned int nbnm = nb - 1
+        cdef bint miss = self.has_missing[f]
+        cdef signed char mono = self.monotonic_cst[f]
+        cdef int64_t base = self.offsets[f]
+        cdef unsigned int b, end, nL, nR
+        cdef int i, j
+        cdef double GL, HL, GR, HR
+        cdef split_t cand, best_lr, best_rl
+        cdef const hist_t *c
+        cdef eras_scratch sc
+        best_lr.found = 0
+        best_rl.found = 0
+        out.found = 0
+        if nbnm < 1 or M < 1:
+            return
+        if not scratch_alloc(&sc, nb, M):
+            return
+        # pooled bins of the present eras; their totals are the node's
+        sc.base = &hist[base]
+        sc.tg = <double *> tot
+        sc.th = <double *> tot + M
+        sc.ts = <double *> tot + 2 * M
+        sc.tn = <uint32_t *> tot_n
+        for i in range(M):
+            sc.era_off[i] = present[i] * <int64_t>nb
+            for b in range(nb):
+                c = &sc.base[sc.era_off[i] + b]
+                sc.pooled[b].g += c.g
+                sc.pooled[b].h += c.h
+                sc.pooled[b].n += c.n
+
+        # Left to right: missing values go right.
+        end = nbnm - 1 + miss
+        GL = 0.0; HL = 0.0; nL = 0
+        for b in range(end):
+            if sc.pooled[b].n == 0:
+                continue   # same partition as the previous bin
+            nL = nL + sc.pooled[b].n
+            nR = n_samples - nL
+            HL = HL + (sc.pooled[b].n if self.const_h else sc.pooled[b].h)
+            HR = H - HL
+            GL = GL + sc.pooled[b].g
+            GR = G - GL
+            self._accumulate(&sc, b, M)
+            if nL < self.min_samples_leaf:
+                continue
+            if nR < self.min_samples_leaf:
+                break
+            if HL < self.min_hessian:
+                continue
+            if HR < self.min_hessian:
+                break
+            self._era_candidate(&cand, &sc, b, 0, GL, HL, nL, GR, HR, mono,
+                                lower, upper, M, True)
+            if better(&cand, &best_lr, self.split_type):
+                best_lr = cand
+
+        # Right to left: missing values go left.
+        if miss and nbnm >= 2:
+            scratch_reset(&sc, M)
+            GR = 0.0; HR = 0.0; nR = 0
+            for j in range(<int>nbnm - 2, -1, -1):
+                b = <unsigned int>j
+                if sc.pooled[b + 1].n == 0:
+                    # same partition as bin b + 1: among equals keep the lowest bin
+                    if best_rl.found and best_rl.bin == b + 1:
+                        best_rl.bin = b
+                    continue
+                nR = nR + sc.pooled[b + 1].n
+                nL = n_samples - nR
+                HR = HR + (sc.pooled[b + 1].n if self.const_h else sc.pooled[b + 1].h)
+                HL = H - HR
+                GR = GR + sc.pooled[b + 1].g
+                GL = G - GR
+                self._accumulate(&sc, b + 1, M)
+                if nR < self.min_samples_leaf:
+                    continue
+                if nL < self.min_samples_leaf:
+                    break
+                if HR < self.min_hessian:
+                    continue
+                if HL < self.min_hessian:
+                    break
+                self._era_candidate(&cand, &sc, b, 1, GL, HL, nL, GR, HR, mono,
+                                    lower, upper, M, False)
+                # descending bins: >= keeps the lowest bin among equals
+                if cand.found and not better(&best_rl, &cand, self.split_type):
+                    best_rl = cand
         if better(&best_rl, &best_lr, self.split_type):
             out[0] = best_rl
         else:
             out[0] = best_lr
-        out.feature = f
-        free(pooled)
-        free(era_buf)
-        free(era_n)
+        scratch_free(&sc)
 
-    cdef inline void _evaluate(self, split_t *c, double GL, double HL,
-                               unsigned int nL, double GR, double HR,
-                               double loss_node, signed char mono,
-                               double lower, double upper,
-                               const double *cg, const double *ch,
-                               const uint32_t *cn, const double *tg,
-                               const double *th, const uint32_t *tn,
-                               const double *ts, double *gains, int M,
-                               bint cum_is_left) noexcept nogil:
-        """Score one candidate; cg/ch/cn are the per-era cumulative sums of the
-        side being accumulated (left if ``cum_is_left``)."""
-        cdef int i, dsum = 0
+    cdef inline void _accumulate(self, eras_scratch *sc, unsigned int b,
+                                 int M) noexcept nogil:
+        """Add bin b to the per-era cumulative sums; mark changed eras."""
+        cdef int i
+        cdef const hist_t *c
+        for i in range(M):
+            c = &sc.base[sc.era_off[i] + b]
+            if c.n:
+                sc.cg[i] += c.g
+                sc.ch[i] += (<double>c.n) if self.const_h else c.h
+                sc.cn[i] += c.n
+                if not sc.dirty_flag[i]:
+                    sc.dirty_flag[i] = 1
+                    sc.dirty[sc.n_dirty] = i
+                    sc.n_dirty += 1
+
+    cdef inline void _era_candidate(self, split_t *c, eras_scratch *sc,
+                                    unsigned int b, uint8_t missing_left,
+                                    double GL, double HL, unsigned int nL,
+                                    double GR, double HR, signed char mono,
+                                    double lower, double upper, int M,
+                                    bint cum_is_left) noexcept nogil:
+        """Score a candidate from the per-era cumulative sums (of the left side
+        if ``cum_is_left``, else of the right side)."""
+        cdef int k, i, d
         cdef double gL, hL, gR, hR, vL, vR
         cdef unsigned int nl, nr
+        c.bin = b
+        c.missing_left = missing_left
         c.GL = GL
         c.HL = HL
         c.nL = nL
         c.found = 0
         c.dnum = 0
         c.crit = 0.0
-        if self.split_type == 0:
-            c.gain = pooled_gain_sklearn(GL, HL, GR, HR, loss_node, mono, lower,
-                                         upper, self.lam)
-            c.crit = c.gain
-            c.found = c.gain > 0.0
-            return
-        # Era-aware criteria: pooled monotonic constraint first.
+        # refresh the per-era gains and directions of the eras that changed
+        for k in range(sc.n_dirty):
+            i = sc.dirty[k]
+            sc.dirty_flag[i] = 0
+            if cum_is_left:
+                gL = sc.cg[i]; hL = sc.ch[i]; nl = sc.cn[i]
+                gR = sc.tg[i] - gL; hR = sc.th[i] - hL; nr = sc.tn[i] - nl
+            else:
+                gR = sc.cg[i]; hR = sc.ch[i]; nr = sc.cn[i]
+                gL = sc.tg[i] - gR; hL = sc.th[i] - hR; nl = sc.tn[i] - nr
+            sc.gains[i] = era_gain_direction(gL, hL, nl, gR, hR, nr, sc.ts[i],
+                                             self.lam, &d)
+            sc.dsum += d - sc.dirs[i]
+            sc.dirs[i] = d
+        sc.n_dirty = 0
         vL = node_value(GL, HL, lower, upper, self.lam)
         vR = node_value(GR, HR, lower, upper, self.lam)
         if (mono == 1 and vL > vR) or (mono == -1 and vL < vR):
             return
         c.gain = (score(GL, HL, self.lam) + score(GR, HR, self.lam)
                   - score(GL + GR, HL + HR, self.lam))
-        for i in range(M):
-            if cum_is_left:
-                gL = cg[i]; hL = ch[i]; nl = cn[i]
-                gR = tg[i] - gL; hR = th[i] - hL; nr = tn[i] - nl
-            else:
-                gR = cg[i]; hR = ch[i]; nr = cn[i]
-                gL = tg[i] - gR; hL = th[i] - hR; nl = tn[i] - nr
-            gains[i] = era_gain(gL, hL, nl, gR, hR, nr, ts[i], self.lam)
-            if self.split_type == 2:
-                dsum += era_direction(gL, hL, nl, gR, hR, nr, self.lam)
-        c.crit = boltzmann(gains, M, self.alpha)
+        if self.split_type == 2:
+            c.dnum = sc.dsum if sc.dsum >= 0 else -sc.dsum
+            if c.dnum == 0 or not c.gain > 0.0:
+                return
+        c.crit = boltzmann(sc.gains, M, self.alpha)
         if self.split_type == 1:
             c.found = c.crit > 0.0
         else:
-            c.dnum = dsum if dsum >= 0 else -dsum
-            c.found = c.dnum > 0 and c.gain > 0.0
+            c.found = 1
 
 
 def split_indices(const BIN_t[::1, :] X_binned, int feature, unsigned int bin_idx,

@@ -6,6 +6,8 @@ trees. Unlike scikit-learn, each feature's missing-value bin is its own last
 bin (``n_bins_non_missing_[f]``), so histograms can be sized to each feature's
 real number of bins.
 """
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.stats import _weighted_percentile
@@ -28,9 +30,12 @@ def find_binning_thresholds(col, max_bins, sample_weight=None):
     col = col[keep]
     if sample_weight is not None:
         sample_weight = sample_weight[keep]
-    order = np.argsort(col, kind="stable")
-    col = col[order]
-    distinct = np.unique(col)
+    if sample_weight is None:
+        col = np.sort(col)
+    else:
+        order = np.argsort(col, kind="stable")
+        col, sample_weight = col[order], sample_weight[order]
+    distinct = col[np.r_[True, col[1:] != col[:-1]]] if col.size else col
     if distinct.size <= 1:
         return np.zeros(0, dtype=np.float64)
     if distinct.size <= max_bins:
@@ -42,7 +47,6 @@ def find_binning_thresholds(col, max_bins, sample_weight=None):
                 col, percentiles, method="averaged_inverted_cdf"
             )
         else:
-            sample_weight = sample_weight[order]
             thresholds = np.array(
                 [
                     _weighted_percentile(col, sample_weight, p, average=True)
@@ -95,10 +99,12 @@ class BinMapper:
             subset = rng.choice(X.shape[0], self.subsample, p=p, replace=True)
             X = X.take(subset, axis=0)
             sample_weight = None
-        self.bin_thresholds_ = [
-            find_binning_thresholds(X[:, f], self.max_bins, sample_weight)
-            for f in range(X.shape[1])
-        ]
+        n_threads = self.n_threads or effective_n_threads()
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            self.bin_thresholds_ = list(pool.map(
+                lambda f: find_binning_thresholds(X[:, f], self.max_bins,
+                                                  sample_weight),
+                range(X.shape[1])))
         self.n_bins_non_missing_ = np.array(
             [t.size + 1 for t in self.bin_thresholds_], dtype=np.uint32
         )

@@ -181,7 +181,7 @@ class TreeGrower:
         f = some_feature
         nb = int(self.n_bins_non_missing[f]) + 1
         block = root.histograms[self.offsets[f]:self.offsets[f + 1]]
-        block = block.reshape(-1, nb)
+        block = block.reshape(-1, nb)  # (eras, bins)
         full = np.zeros(self.max_bins + 1)
         full[: nb - 1] = block["g"][:, : nb - 1].sum(axis=0)
         full[self.max_bins] = block["g"][:, nb - 1].sum()
