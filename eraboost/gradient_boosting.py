@@ -155,10 +155,12 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
     def _check_X(self, X, reset):
         if reset:
             dtypes = getattr(X, "dtypes", None)
-            if (self.categorical_features not in (None, "from_dtype")
-                    or (dtypes is not None and self.categorical_features is not None
-                        and any(str(d) in ("category", "Categorical")
-                                for d in dtypes))):
+            from_dtype = (self.categorical_features == "from_dtype"
+                          and dtypes is not None
+                          and any(str(d) in ("category", "Categorical")
+                                  for d in dtypes))
+            if from_dtype or not (self.categorical_features is None
+                                  or self.categorical_features == "from_dtype"):
                 raise NotImplementedError(
                     "categorical features are not supported in this version of "
                     "eraboost; encode them as numbers or pass "
