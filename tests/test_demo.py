@@ -17,9 +17,10 @@ def test_demo_era_splitting_beats_pooled_out_of_era():
     assert "out-of-era MSE" in out.getvalue()
 
 
-def test_demo_command_line():
+def test_demo_command_line(tmp_path):
+    # from another folder: the installed package, not the source tree
     res = subprocess.run([sys.executable, "-m", "eraboost", "demo", "--n-eras", "6",
                           "--rows-per-era", "200"], capture_output=True, text=True,
-                         timeout=300)
+                         timeout=300, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert "directional" in res.stdout
