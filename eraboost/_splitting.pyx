@@ -24,6 +24,12 @@ from ._common cimport hist_t, BIN_t, uint8_t, uint32_t, int32_t, int64_t
 from ._criteria cimport score, era_gain_direction, boltzmann
 
 
+cdef enum:
+    OK = 0
+    CONTINUE = 1
+    BREAK = 2
+
+
 cdef struct split_t:
     int found
     int feature
@@ -315,6 +321,23 @@ cdef class Splitter:
                             tot_n, M, out)
         out.feature = f
 
+    cdef inline int _constraints(self, unsigned int n_grow, unsigned int n_other,
+                                 double h_grow, double h_other) noexcept nogil:
+        """Pooled constraints of a candidate, from the side the scan grows.
+
+        CONTINUE while the growing side is too small, BREAK once the other
+        side is (scikit-learn's order of checks), else OK.
+        """
+        if n_grow < self.min_samples_leaf:
+            return CONTINUE
+        if n_other < self.min_samples_leaf:
+            return BREAK
+        if h_grow < self.min_hessian:
+            return CONTINUE
+        if h_other < self.min_hessian:
+            return BREAK
+        return OK
+
     cdef void _scan_pooled(self, int f, const hist_t[::1] hist,
                            unsigned int n_samples, double G, double H,
                            double loss_node, double lower, double upper,
@@ -325,7 +348,7 @@ cdef class Splitter:
         cdef signed char mono = self.monotonic_cst[f]
         cdef const hist_t *ph = &hist[self.offsets[f]]
         cdef unsigned int b, end, nL, nR
-        cdef int j
+        cdef int j, st
         cdef double GL, HL, GR, HR
         cdef split_t cand, best_lr, best_rl
         best_lr.found = 0
@@ -342,13 +365,10 @@ cdef class Splitter:
             HR = H - HL
             GL = GL + ph[b].g
             GR = G - GL
-            if nL < self.min_samples_leaf:
+            st = self._constraints(nL, nR, HL, HR)
+            if st == CONTINUE:
                 continue
-            if nR < self.min_samples_leaf:
-                break
-            if HL < self.min_hessian:
-                continue
-            if HR < self.min_hessian:
+            if st == BREAK:
                 break
             self._pooled_candidate(&cand, b, 0, GL, HL, nL, GR, HR, loss_node,
                                    mono, lower, upper)
@@ -364,13 +384,10 @@ cdef class Splitter:
                 HL = H - HR
                 GR = GR + ph[b + 1].g
                 GL = G - GR
-                if nR < self.min_samples_leaf:
+                st = self._constraints(nR, nL, HR, HL)
+                if st == CONTINUE:
                     continue
-                if nL < self.min_samples_leaf:
-                    break
-                if HR < self.min_hessian:
-                    continue
-                if HL < self.min_hessian:
+                if st == BREAK:
                     break
                 self._pooled_candidate(&cand, b, 1, GL, HL, nL, GR, HR, loss_node,
                                        mono, lower, upper)
@@ -417,7 +434,7 @@ cdef class Splitter:
         cdef signed char mono = self.monotonic_cst[f]
         cdef int64_t base = self.offsets[f]
         cdef unsigned int b, end, nL, nR
-        cdef int i, j
+        cdef int i, j, st
         cdef double GL, HL, GR, HR
         cdef split_t cand, best_lr, best_rl
         cdef const hist_t *c
@@ -456,13 +473,10 @@ cdef class Splitter:
             GL = GL + sc.pooled[b].g
             GR = G - GL
             self._accumulate(&sc, b, M)
-            if nL < self.min_samples_leaf:
+            st = self._constraints(nL, nR, HL, HR)
+            if st == CONTINUE:
                 continue
-            if nR < self.min_samples_leaf:
-                break
-            if HL < self.min_hessian:
-                continue
-            if HR < self.min_hessian:
+            if st == BREAK:
                 break
             self._era_candidate(&cand, &sc, b, 0, GL, HL, nL, GR, HR, mono,
                                 lower, upper, M, True)
@@ -487,13 +501,10 @@ cdef class Splitter:
                 GR = GR + sc.pooled[b + 1].g
                 GL = G - GR
                 self._accumulate(&sc, b + 1, M)
-                if nR < self.min_samples_leaf:
+                st = self._constraints(nR, nL, HR, HL)
+                if st == CONTINUE:
                     continue
-                if nL < self.min_samples_leaf:
-                    break
-                if HR < self.min_hessian:
-                    continue
-                if HL < self.min_hessian:
+                if st == BREAK:
                     break
                 self._era_candidate(&cand, &sc, b, 1, GL, HL, nL, GR, HR, mono,
                                     lower, upper, M, False)

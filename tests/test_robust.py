@@ -131,8 +131,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("seed, depth, budget, costs, shift", CASES)
-def test_matches_brute_force(seed, depth, budget, costs, shift):
+def _fit_and_brute_force(seed, depth, budget, costs, shift):
+    """The fitted classifier and the brute-force optimum on a tiny instance."""
     X, y = _tiny_instance(seed)
     n, p = X.shape
     if isinstance(costs, str):
@@ -142,6 +142,13 @@ def test_matches_brute_force(seed, depth, budget, costs, shift):
     best, evaluate = brute_force(X, y, depth, budget, costs_full, shift_list)
     clf = RobustTreeClassifier(max_depth=depth, budget=budget, costs=costs,
                                shift=shift, time_limit=60).fit(X, y)
+    return X, y, n, clf, best, evaluate
+
+
+@pytest.mark.parametrize("seed, depth, budget, costs, shift", CASES)
+def test_matches_brute_force(seed, depth, budget, costs, shift):
+    X, y, n, clf, best, evaluate = _fit_and_brute_force(seed, depth, budget,
+                                                        costs, shift)
     assert clf.solver_status_ == "optimal"
     assert clf.gap_ == 0.0
     assert round(clf.worst_case_accuracy_ * n) == best
@@ -161,15 +168,8 @@ def test_flow_formulation_matches_brute_force(monkeypatch, seed, depth, budget,
     import eraboost.robust as robust
 
     monkeypatch.setattr(robust, "_MAX_EXTENDED_VARS", 0)
-    X, y = _tiny_instance(seed)
-    n, p = X.shape
-    if isinstance(costs, str):
-        costs = np.random.default_rng(100 + seed).uniform(0.5, 2.0, size=(n, p))
-    costs_full = np.broadcast_to(np.asarray(costs, dtype=float), (n, p))
-    shift_list = [shift] * p if isinstance(shift, str) else shift
-    best, evaluate = brute_force(X, y, depth, budget, costs_full, shift_list)
-    clf = RobustTreeClassifier(max_depth=depth, budget=budget, costs=costs,
-                               shift=shift, time_limit=60).fit(X, y)
+    X, y, n, clf, best, evaluate = _fit_and_brute_force(seed, depth, budget,
+                                                        costs, shift)
     assert clf.formulation_ == "flow"
     assert clf.solver_status_ == "optimal"
     assert round(clf.worst_case_accuracy_ * n) == best
