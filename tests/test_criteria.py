@@ -218,3 +218,22 @@ def test_single_row_era_does_not_stop_growth(split_type, alpha):
     merged[-1] = 2
     ref = clone(est).fit(X, y, eras=merged)
     assert est.score(X, y) > ref.score(X, y) - 0.02
+
+
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+@pytest.mark.parametrize("alpha", [-np.inf, 0.0, 2.0])
+def test_weighted_rows_match_reference(split_type, alpha):
+    """Non-constant hessians: sample weights scale gradient and hessian."""
+    X, y, eras = make_era_data(7, 5, nan=True)
+    w = np.random.RandomState(3).uniform(0.2, 3.0, size=y.shape[0])
+    est = HistGradientBoostingRegressor(
+        split_type=split_type, boltzmann_alpha=alpha, min_samples_leaf=1,
+        max_iter=1, max_depth=2, max_leaf_nodes=None, learning_rate=1.0,
+        early_stopping=False, random_state=0)
+    est.fit(X, y, sample_weight=w, eras=eras)
+    Xb = est._bin_mapper.transform(X)
+    raw = np.float64(np.average(y, weights=w))
+    g = (w * (raw - y)).astype(np.float32).astype(np.float64)
+    h = w.astype(np.float32).astype(np.float64)
+    check_node(est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha,
+               0.0, 1, 0, 2)

@@ -144,3 +144,46 @@ def test_categorical_not_yet_supported():
     df = pd.DataFrame({"a": pd.Categorical(["x", "y"] * 50), "b": np.arange(100.0)})
     with pytest.raises(NotImplementedError, match="categorical"):
         HistGradientBoostingRegressor().fit(df, np.arange(100.0))
+
+
+def test_string_eras_give_the_same_model_as_integer_eras(data):
+    X, y, eras = data
+    names = np.array([f"week-{e:02d}" for e in eras])
+    params = dict(split_type="directional", max_iter=5, early_stopping=False)
+    a = HistGradientBoostingRegressor(**params).fit(X, y, eras=eras)
+    b = HistGradientBoostingRegressor(**params).fit(X, y, eras=list(names))
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    assert list(b.eras_) == sorted(set(names)) and b.n_eras_ == 6
+
+
+def test_external_validation_set_with_eras(data):
+    X, y, eras = data
+    est = HistGradientBoostingRegressor(split_type="era", early_stopping=True,
+                                        max_iter=50, n_iter_no_change=3)
+    est.fit(X[:240], y[:240], eras=eras[:240], X_val=X[240:], y_val=y[240:],
+            eras_val=eras[240:])
+    assert len(est.validation_score_) == est.n_iter_ + 1
+    with pytest.raises(ValueError, match="early_stopping is False"):
+        HistGradientBoostingRegressor(early_stopping=False).fit(
+            X, y, X_val=X, y_val=y)
+
+
+def test_validation_fraction_as_row_count_with_eras():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(2000, 3))
+    y = X[:, 0] + rng.normal(size=2000)
+    eras = np.repeat(np.arange(20), 100)
+    est = HistGradientBoostingRegressor(split_type="era", early_stopping=True,
+                                        validation_fraction=300, max_iter=5)
+    est.fit(X, y, eras=eras)
+    assert est.n_iter_ == 5
+    mask = era_train_val_split(eras.astype(np.int32), 300, 0)
+    assert mask.sum() == 300 and len(set(eras[mask])) == 3
+
+
+def test_verbose_output(data, capsys):
+    X, y, eras = data
+    HistGradientBoostingRegressor(max_iter=3, verbose=2, split_type="era",
+                                  early_stopping=True).fit(X, y, eras=eras)
+    out = capsys.readouterr().out
+    assert "Fit 3 trees" in out and "[3/3]" in out and "val loss" in out
