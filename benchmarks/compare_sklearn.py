@@ -87,8 +87,8 @@ def main(argv=None):
                       file=sys.stderr, flush=True)
     print(f"\nmedian of {args.repeats} fresh-process fits, max_iter={args.max_iter}, "
           f"31 leaves, early stopping off, {os.cpu_count()} CPUs\n")
-    print(f"| data | estimator | fit (s) | vs sklearn | vs original | peak RSS (MB) | RSS vs sklearn |")
-    print(f"|---|---|---:|---:|---:|---:|---:|")
+    print("| data | estimator | fit (s) | vs sklearn | vs original | peak RSS (MB) | RSS vs sklearn |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for dname in args.datasets.split(","):
         d = DATASETS[dname]
         n = 20_000 if args.quick else d["n"]

@@ -17,8 +17,6 @@ Ties that remain go to the first candidate in the scan order: lowest feature
 from cython.parallel import prange
 from libc.stdlib cimport malloc, free, calloc
 from libc.string cimport memcpy
-from libc.math cimport INFINITY
-import numpy as np
 
 from ._common cimport hist_t, BIN_t, uint8_t, uint32_t, int32_t, int64_t
 from ._criteria cimport score, era_gain_direction, boltzmann

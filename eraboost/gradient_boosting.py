@@ -1,5 +1,4 @@
 """Era-aware histogram gradient boosting estimators (the fit loop)."""
-import warnings
 from abc import ABC, abstractmethod
 from contextlib import contextmanager, nullcontext
 from numbers import Integral, Real

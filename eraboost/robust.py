@@ -297,7 +297,6 @@ def _pessimise(X, y, depth, features, thresholds, leaf_class, costs, budget,
     """
     n, p = X.shape
     lo, hi = _leaf_boxes(depth, features, thresholds, p)
-    n_leaves = lo.shape[0]
     feasible_leaf = np.all(lo <= hi, axis=1)
     # distance needed upwards / downwards, per sample, leaf, feature
     up = np.maximum(lo[None, :, :] - X[:, None, :], 0.0)
@@ -749,7 +748,9 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
         try:
             budget = float(self.budget)
         except (TypeError, ValueError):
-            raise ValueError(f"budget must be a non-negative number, got {self.budget!r}")
+            raise ValueError(
+                f"budget must be a non-negative number, got {self.budget!r}"
+            ) from None
         if not budget >= 0 or math.isinf(budget):
             raise ValueError(f"budget must be a finite non-negative number, got {self.budget!r}")
         costs = np.asarray(self.costs, dtype=float)
