@@ -35,7 +35,7 @@ from ._openmp import effective_n_threads
 from ._predictor import add_leaf_values
 from ._splitting import Splitter
 from .binning import BinMapper
-from .grower import HistogramPool, TreeGrower
+from .grower import HistogramPool, TreeGrower, check_histogram_memory
 
 _LOSSES = {
     "squared_error": HalfSquaredError,
@@ -413,6 +413,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         h_view = hessian.reshape((-1, 1)) if hessian.ndim == 1 else hessian
 
         offsets = histogram_layout(bm.n_bins_, n_eras_hist)
+        if n_eras_hist > 1:
+            check_histogram_memory(int(offsets[-1]), n_eras_hist,
+                                   self.max_leaf_nodes, self.max_depth, n_samples,
+                                   self.min_samples_leaf)
         pool = HistogramPool(offsets[-1])
         builder = HistogramBuilder(X_binned_train, bm.n_bins_, offsets, n_eras_hist,
                                    codes_train, g_view[:, 0], h_view[:, 0], n_threads)

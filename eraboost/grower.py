@@ -6,6 +6,7 @@ node's best split and orders the open leaves by ``split_info.priority``
 rules follow scikit-learn's ``TreeGrower`` so that ``split_type="original"``
 grows the very same trees.
 """
+import os
 import sys
 from heapq import heappop, heappush
 from time import perf_counter
@@ -41,6 +42,57 @@ class HistogramPool:
     @property
     def nbytes(self):
         return self.n_allocated * self.size * HIST_DTYPE.itemsize
+
+
+def available_memory():
+    """Bytes of memory available to this process (MemAvailable on Linux)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_histogram_memory(n_cells, n_eras, max_leaf_nodes, max_depth,
+                           n_samples, min_samples_leaf, budget=None):
+    """Raise MemoryError before fitting if the histograms would not fit.
+
+    Estimate: ``cells x 20 bytes x live``, where ``cells = n_eras x sum of
+    each feature's bins`` is one node's histogram and ``live`` is the most
+    histograms alive at once, one per open leaf plus one being built:
+    ``max_leaf_nodes + 1``; without ``max_leaf_nodes`` the smallest of
+    ``2 ** max_depth``, ``n_samples / min_samples_leaf`` and 1024, plus one
+    (trees with neither limit may need more than this estimate).
+    ``budget`` defaults to 80% of the memory available now.
+    """
+    if max_leaf_nodes is not None:
+        live = max_leaf_nodes + 1
+    else:
+        live = min(n_samples // max(min_samples_leaf, 1), 1024) + 1
+        if max_depth is not None:
+            live = min(live, 2 ** max_depth + 1)
+    need = n_cells * HIST_DTYPE.itemsize * live
+    if budget is None:
+        avail = available_memory()
+        if avail is None:
+            return need
+        budget = 0.8 * avail
+    if need > budget:
+        raise MemoryError(
+            f"the per-era histograms would need about {need / 2**30:.1f} GiB "
+            f"({n_eras} eras x {n_cells // max(n_eras, 1)} bins over all "
+            f"features x 20 bytes x {live} histograms alive at once), more "
+            f"than the {budget / 2**30:.1f} GiB available. Use fewer eras "
+            "(group them), fewer leaves (max_leaf_nodes), fewer bins (max_bins) "
+            "or fewer features."
+        )
+    return need
 
 
 class TreeNode:

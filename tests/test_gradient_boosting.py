@@ -187,3 +187,26 @@ def test_verbose_output(data, capsys):
                                   early_stopping=True).fit(X, y, eras=eras)
     out = capsys.readouterr().out
     assert "Fit 3 trees" in out and "[3/3]" in out and "val loss" in out
+
+
+def test_histogram_memory_estimate_and_error():
+    from eraboost.grower import check_histogram_memory
+
+    # 1000 eras x 100 features x 6 bins, 31 leaves: 20 B x 600,000 x 32
+    need = check_histogram_memory(1000 * 600, 1000, 31, None, 10**6, 20,
+                                  budget=10**12)
+    assert need == 20 * 600_000 * 32
+    with pytest.raises(MemoryError, match=r"1000 eras x 600 bins.*fewer eras"):
+        check_histogram_memory(1000 * 600, 1000, 31, None, 10**6, 20, budget=10**8)
+
+
+def test_too_many_eras_fail_before_fitting(monkeypatch):
+    import eraboost.grower as grower
+
+    monkeypatch.setattr(grower, "available_memory", lambda: 10**6)
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(2000, 5))
+    y = X[:, 0] + rng.normal(size=2000)
+    with pytest.raises(MemoryError, match="per-era histograms would need"):
+        HistGradientBoostingRegressor(split_type="era", max_iter=2).fit(
+            X, y, eras=np.arange(2000) % 500)
