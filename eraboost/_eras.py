@@ -86,11 +86,12 @@ def era_train_val_split(codes, validation_fraction, random_state):
     return val_eras[codes]
 
 
-def warn_single_era(split_type, extra=""):
+def warn_single_era(split_type):
+    """Warn that an era-aware criterion runs on a single era."""
     warnings.warn(
         f"split_type={split_type!r} was given without eras (or with a single "
-        f"era): every era-aware criterion reduces to the pooled one{extra}. "
+        "era): every era-aware criterion reduces to the pooled one. "
         "Pass fit(..., eras=...) to use it.",
         UserWarning,
-        stacklevel=3,
+        stacklevel=4,  # warn_single_era < fit < scikit-learn's fit wrapper < caller
     )

@@ -243,3 +243,23 @@ def test_weighted_rows_match_reference(split_type, alpha):
     h = w.astype(np.float32).astype(np.float64)
     check_node(est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha,
                0.0, 1, 0, 2)
+
+
+def test_fused_era_terms_equal_plain_ones():
+    """The engine's fused gain/direction equals the plain SPEC functions."""
+    from eraboost._criteria import era_terms_plain
+
+    rng = np.random.RandomState(0)
+    for lam in (0.0, 0.7):
+        GL, GR = rng.normal(size=(2, 200)) * 10
+        HL, HR = rng.uniform(0, 5, size=(2, 200))
+        nL, nR = rng.randint(0, 4, size=(2, 200))
+        HL[:5] = 0.0  # zero hessians: H + lam may be 0
+        gains, _, dsum = era_split_score(GL, HL, nL, GR, HR, nR, lam, 0.0)
+        present = (nL + nR) > 0
+        plain = [era_terms_plain(*v, lam) for v in
+                 zip(GL[present], HL[present], nL[present], GR[present],
+                     HR[present], nR[present])]
+        np.testing.assert_allclose(gains, [p[0] for p in plain], rtol=1e-12,
+                                   atol=1e-9)
+        assert dsum == sum(p[1] for p in plain)
