@@ -98,3 +98,26 @@ cdef inline double era_gain_direction(double GL, double HL, unsigned int nL,
     elif vR < vL:
         direction[0] = -1
     return GL * vL + GR * vR - score_parent
+
+
+cdef inline double era_variance(const double *x, const signed char *ok,
+                                int m) noexcept nogil:
+    """Population variance of x[i] over the i < m with ok[i] set.
+
+    Two passes (mean, then squared deviations), so that values large against
+    their spread lose no precision; 0 when fewer than two values are set.
+    """
+    cdef int i, k = 0
+    cdef double mean = 0.0, acc = 0.0, d
+    for i in range(m):
+        if ok[i]:
+            mean += x[i]
+            k += 1
+    if k < 2:
+        return 0.0
+    mean /= k
+    for i in range(m):
+        if ok[i]:
+            d = x[i] - mean
+            acc += d * d
+    return acc / k

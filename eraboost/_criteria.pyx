@@ -42,3 +42,24 @@ def era_terms_plain(double GL, double HL, unsigned int nL, double GR, double HR,
     sp = score(GL + GR, HL + HR, lam)
     return (era_gain(GL, HL, nL, GR, HR, nR, sp, lam),
             era_direction(GL, HL, nL, GR, HR, nR, lam))
+
+
+def invariance_penalty(GL, HL, nL, GR, HR, nR, double lam):
+    """P(s) = Var_e CR_e(s) of SPEC.md for one candidate split.
+
+    ``CR_e = v(G_Le, H_Le) - v(G_e, H_e)`` with the Newton value
+    ``v = -G / (H + lam)``, over the eras with rows on the left; population
+    variance, 0 with fewer than two such eras. Computed with the engine's own
+    functions.
+    """
+    GL = np.asarray(GL, dtype=np.float64); HL = np.asarray(HL, dtype=np.float64)
+    GR = np.asarray(GR, dtype=np.float64); HR = np.asarray(HR, dtype=np.float64)
+    nL = np.asarray(nL, dtype=np.int64)
+    cdef Py_ssize_t m = GL.shape[0], e
+    cdef double[::1] cr = np.zeros(max(m, 1), dtype=np.float64)
+    cdef signed char[::1] ok = np.zeros(max(m, 1), dtype=np.int8)
+    for e in range(m):
+        ok[e] = nL[e] > 0
+        cr[e] = (newton_value(GL[e], HL[e], lam)
+                 - newton_value(GL[e] + GR[e], HL[e] + HR[e], lam))
+    return era_variance(&cr[0], &ok[0], <int>m)

@@ -86,11 +86,14 @@ def era_train_val_split(codes, validation_fraction, random_state):
     return val_eras[codes]
 
 
-def warn_single_era(split_type):
-    """Warn that an era-aware criterion runs on a single era."""
+def warn_single_era(options):
+    """Warn that era-aware options run on a single era.
+
+    ``options`` names them, e.g. ``"split_type='era'"``.
+    """
     warnings.warn(
-        f"split_type={split_type!r} was given without eras (or with a single "
-        "era): every era-aware criterion reduces to the pooled one. "
+        f"{options} given without eras (or with a single era): every "
+        "era-aware option reduces to its pooled behaviour. "
         "Pass fit(..., eras=...) to use it.",
         UserWarning,
         stacklevel=4,  # warn_single_era < fit < scikit-learn's fit wrapper < caller

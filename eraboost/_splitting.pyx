@@ -19,7 +19,8 @@ from libc.stdlib cimport malloc, free, calloc
 from libc.string cimport memcpy
 
 from ._common cimport hist_t, BIN_t, uint8_t, uint32_t, int32_t, int64_t
-from ._criteria cimport score, era_gain_direction, boltzmann
+from ._criteria cimport (score, era_gain_direction, boltzmann, newton_value,
+                         era_variance)
 
 
 cdef enum:
@@ -58,6 +59,10 @@ cdef struct eras_scratch:
     int *dirty           # eras whose cumulative sums changed
     int n_dirty
     int dsum
+    double *cr           # invariance penalty: per-era change of value going left
+    signed char *cr_ok   # ... defined (the era has rows on the left)
+    signed char *small   # per-era minimum: the era has too few rows on a side
+    int n_small
 
 
 cdef bint scratch_alloc(eras_scratch *sc, unsigned int nb, int M) noexcept nogil:
@@ -65,7 +70,7 @@ cdef bint scratch_alloc(eras_scratch *sc, unsigned int nb, int M) noexcept nogil
     sc.pooled = <hist_t *> calloc(nb, sizeof(hist_t))
     sc.cg = <double *> calloc(7 * M, sizeof(double))
     sc.cn = <uint32_t *> calloc(2 * M, sizeof(uint32_t))
-    sc.dirs = <signed char *> calloc(2 * M, sizeof(signed char))
+    sc.dirs = <signed char *> calloc(4 * M, sizeof(signed char))
     sc.dirty = <int *> malloc(M * sizeof(int))
     if (sc.era_off == NULL or sc.pooled == NULL or sc.cg == NULL or sc.cn == NULL
             or sc.dirs == NULL or sc.dirty == NULL):
@@ -76,15 +81,19 @@ cdef bint scratch_alloc(eras_scratch *sc, unsigned int nb, int M) noexcept nogil
     sc.th = sc.cg + 3 * M
     sc.ts = sc.cg + 4 * M
     sc.gains = sc.cg + 5 * M
+    sc.cr = sc.cg + 6 * M
     sc.tn = sc.cn + M
     sc.dirty_flag = sc.dirs + M
-    sc.n_dirty = 0
-    sc.dsum = 0
+    sc.cr_ok = sc.dirs + 2 * M
+    sc.small = sc.dirs + 3 * M
     return True
 
 
-cdef void scratch_reset(eras_scratch *sc, int M) noexcept nogil:
-    """Back to an empty scanned side (all eras unsplit) for the second scan."""
+cdef void scratch_reset(eras_scratch *sc, int M, bint cum_is_left,
+                        bint per_era_min) noexcept nogil:
+    """An empty scanned side: every era unsplit, all its rows on the other
+    side. Its value change going left is undefined when the left side is the
+    empty one, and exactly 0 when the whole era goes left."""
     cdef int i
     for i in range(M):
         sc.cg[i] = 0.0
@@ -93,8 +102,12 @@ cdef void scratch_reset(eras_scratch *sc, int M) noexcept nogil:
         sc.gains[i] = 0.0
         sc.dirs[i] = 0
         sc.dirty_flag[i] = 0
+        sc.cr[i] = 0.0
+        sc.cr_ok[i] = not cum_is_left
+        sc.small[i] = per_era_min
     sc.n_dirty = 0
     sc.dsum = 0
+    sc.n_small = M if per_era_min else 0
 
 
 cdef void scratch_free(eras_scratch *sc) noexcept nogil:
@@ -110,9 +123,7 @@ cdef inline bint better(const split_t *a, const split_t *b, int split_type) noex
         return False
     if not b.found:
         return True
-    if split_type == 0:
-        return a.gain > b.gain
-    if split_type == 1:
+    if split_type <= 1:
         return a.crit > b.crit
     if a.dnum != b.dnum:
         return a.dnum > b.dnum
@@ -180,6 +191,14 @@ cdef class Splitter:
     min_samples_leaf : int
     hessians_are_constant : bool
     n_threads : int
+    irf_penalty : float, default=0
+        Weight of the invariance penalty (SPEC.md); 0 is off.
+    min_samples_leaf_per_era : int, default=0
+        Rows every era of the node keeps on each side; 0 is off.
+
+    With a single era and ``split_type=0`` and neither option, candidates are
+    scored on the pooled histogram by scikit-learn's scan; otherwise by the
+    per-era scan.
     """
     cdef const uint32_t[::1] n_bins
     cdef const int64_t[::1] offsets
@@ -193,12 +212,16 @@ cdef class Splitter:
     cdef unsigned int min_samples_leaf
     cdef bint const_h
     cdef int n_threads
+    cdef double irf_penalty
+    cdef unsigned int min_per_era
+    cdef bint per_era        # scan the per-era histograms
 
     def __init__(self, n_bins, offsets, int n_eras, has_missing_values,
                  monotonic_cst, int split_type, double alpha,
                  double l2_regularization, double min_hessian_to_split,
                  unsigned int min_samples_leaf, bint hessians_are_constant,
-                 int n_threads):
+                 int n_threads, double irf_penalty=0.0,
+                 unsigned int min_samples_leaf_per_era=0):
         self.n_bins = n_bins
         self.offsets = offsets
         self.n_eras = n_eras
@@ -211,6 +234,10 @@ cdef class Splitter:
         self.min_samples_leaf = min_samples_leaf
         self.const_h = hessians_are_constant
         self.n_threads = n_threads
+        self.irf_penalty = irf_penalty
+        self.min_per_era = min_samples_leaf_per_era
+        self.per_era = n_eras > 1 and (split_type != 0 or irf_penalty > 0
+                                       or min_samples_leaf_per_era > 0)
 
     def find_node_split(self, unsigned int n_samples, const hist_t[::1] hist,
                         double sum_gradients, double sum_hessians, double value,
@@ -237,7 +264,7 @@ cdef class Splitter:
         try:
             with nogil:
                 # Eras present in the node: those with rows in the first feature.
-                if self.n_eras > 1 and n_feat > 0:
+                if self.per_era and n_feat > 0:
                     f0 = features[0]
                     for e in range(self.n_eras):
                         cnt = 0
@@ -298,9 +325,7 @@ cdef class Splitter:
         info.n_samples_right = n_samples - s.nL
         info.value_left = node_value(s.GL, s.HL, lower, upper, self.lam)
         info.value_right = node_value(G - s.GL, H - s.HL, lower, upper, self.lam)
-        if self.split_type == 0:
-            info.priority = (info.gain, 0.0)
-        elif self.split_type == 1:
+        if self.split_type <= 1:
             info.priority = (info.crit, 0.0)
         else:
             info.priority = (s.dnum / <double>M if M else 0.0, info.crit)
@@ -312,7 +337,7 @@ cdef class Splitter:
                             const int32_t *present, const double *tot,
                             const uint32_t *tot_n, int M,
                             split_t *out) noexcept nogil:
-        if self.split_type == 0:
+        if not self.per_era:
             self._scan_pooled(f, hist, n_samples, G, H, loss_node, lower, upper, out)
         else:
             self._scan_eras(f, hist, n_samples, G, H, lower, upper, present, tot,
@@ -459,6 +484,7 @@ cdef class Splitter:
                 sc.pooled[b].n += c.n
 
         # Left to right: missing values go right.
+        scratch_reset(&sc, M, True, self.min_per_era > 0)
         end = nbnm - 1 + miss
         GL = 0.0; HL = 0.0; nL = 0
         for b in range(end):
@@ -483,7 +509,7 @@ cdef class Splitter:
 
         # Right to left: missing values go left.
         if miss and nbnm >= 2:
-            scratch_reset(&sc, M)
+            scratch_reset(&sc, M, False, self.min_per_era > 0)
             GR = 0.0; HR = 0.0; nR = 0
             for j in range(<int>nbnm - 2, -1, -1):
                 b = <unsigned int>j
@@ -540,6 +566,7 @@ cdef class Splitter:
         """Score a candidate from the per-era cumulative sums (of the left side
         if ``cum_is_left``, else of the right side)."""
         cdef int k, i, d
+        cdef signed char small
         cdef double gL, hL, gR, hR, vL, vR
         cdef unsigned int nl, nr
         c.bin = b
@@ -564,7 +591,18 @@ cdef class Splitter:
                                              self.lam, &d)
             sc.dsum += d - sc.dirs[i]
             sc.dirs[i] = d
+            if self.min_per_era:
+                small = nl < self.min_per_era or nr < self.min_per_era
+                sc.n_small += small - sc.small[i]
+                sc.small[i] = small
+            if self.irf_penalty > 0.0:
+                sc.cr_ok[i] = nl > 0
+                if nl > 0:
+                    sc.cr[i] = (newton_value(gL, hL, self.lam)
+                                - newton_value(sc.tg[i], sc.th[i], self.lam))
         sc.n_dirty = 0
+        if sc.n_small:
+            return
         vL = node_value(GL, HL, lower, upper, self.lam)
         vR = node_value(GR, HR, lower, upper, self.lam)
         if (mono == 1 and vL > vR) or (mono == -1 and vL < vR):
@@ -575,11 +613,16 @@ cdef class Splitter:
             c.dnum = sc.dsum if sc.dsum >= 0 else -sc.dsum
             if c.dnum == 0 or not c.gain > 0.0:
                 return
-        c.crit = boltzmann(sc.gains, M, self.alpha)
-        if self.split_type == 1:
-            c.found = c.crit > 0.0
+        if self.split_type == 0:
+            c.crit = c.gain
         else:
+            c.crit = boltzmann(sc.gains, M, self.alpha)
+        if self.irf_penalty > 0.0:
+            c.crit -= self.irf_penalty * (HL + HR) * era_variance(sc.cr, sc.cr_ok, M)
+        if self.split_type == 2:
             c.found = 1
+        else:
+            c.found = c.crit > 0.0
 
 
 def split_indices(const BIN_t[::1, :] X_binned, int feature, unsigned int bin_idx,

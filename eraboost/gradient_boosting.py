@@ -118,6 +118,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         "random_state": ["random_state"],
         "split_type": [StrOptions(set(SPLIT_TYPES))],
         "boltzmann_alpha": [Real],
+        "irf_penalty": [Interval(Real, 0, None, closed="left")],
+        "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"),
+                                     None],
     }
 
     @abstractmethod
@@ -126,7 +129,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                  max_bins, categorical_features, monotonic_cst, interaction_cst,
                  warm_start, early_stopping, scoring, validation_fraction,
                  n_iter_no_change, tol, verbose, random_state, split_type,
-                 boltzmann_alpha):
+                 boltzmann_alpha, irf_penalty, min_samples_leaf_per_era):
         self.loss = loss
         self.learning_rate = learning_rate
         self.max_iter = max_iter
@@ -149,6 +152,8 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self.random_state = random_state
         self.split_type = split_type
         self.boltzmann_alpha = boltzmann_alpha
+        self.irf_penalty = irf_penalty
+        self.min_samples_leaf_per_era = min_samples_leaf_per_era
 
     # -- input checks ---------------------------------------------------------
     def _check_X(self, X, reset):
@@ -261,8 +266,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         else:
             era_codes, self.eras_ = None, None
         self.n_eras_ = 1 if era_codes is None else len(self.eras_)
-        if self.split_type != "original" and self.n_eras_ < 2:
-            warn_single_era(self.split_type)
+        era_options = self._era_options()
+        if era_options and self.n_eras_ < 2:
+            warn_single_era(", ".join(era_options))
 
         validation_data_provided = X_val is not None or y_val is not None
         if validation_data_provided:
@@ -358,12 +364,16 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         # -- eras for the criterion ---------------------------------------------
         split_code = SPLIT_TYPES[self.split_type]
         n_eras_hist = 1
-        if split_code != 0 and codes_train is not None:
+        if era_options and codes_train is not None:
             labels, codes_train = np.unique(codes_train, return_inverse=True)
             codes_train = codes_train.astype(np.int32).ravel()
             n_eras_hist = labels.size
+        min_samples_leaf = int(self.min_samples_leaf)
         if n_eras_hist < 2:
             split_code, n_eras_hist, codes_train = 0, 1, None
+            # one era: the per-era minimum is a pooled minimum
+            min_samples_leaf = max(min_samples_leaf,
+                                   self.min_samples_leaf_per_era or 0)
         if codes_train is None:
             root_indices = np.arange(n_samples, dtype=np.uint32)
             root_is_identity = True
@@ -416,15 +426,18 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         if n_eras_hist > 1:
             check_histogram_memory(int(offsets[-1]), n_eras_hist,
                                    self.max_leaf_nodes, self.max_depth, n_samples,
-                                   self.min_samples_leaf)
+                                   min_samples_leaf)
         pool = HistogramPool(offsets[-1])
         builder = HistogramBuilder(X_binned_train, bm.n_bins_, offsets, n_eras_hist,
                                    codes_train, g_view[:, 0], h_view[:, 0], n_threads)
         splitter = Splitter(bm.n_bins_, offsets, n_eras_hist, has_missing,
                             monotonic_cst, split_code, alpha,
                             float(self.l2_regularization), 1e-3,
-                            int(self.min_samples_leaf),
-                            bool(builder.hessians_are_constant), n_threads)
+                            min_samples_leaf,
+                            bool(builder.hessians_are_constant), n_threads,
+                            irf_penalty=float(self.irf_penalty),
+                            min_samples_leaf_per_era=int(
+                                self.min_samples_leaf_per_era or 0))
         t_hist = t_split = t_apply = t_pred = 0.0
         if self.verbose:
             print("Fitting gradient boosted rounds:")
@@ -450,7 +463,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                     root_is_identity, bm.n_bins_non_missing_, has_missing,
                     offsets, self.max_bins,
                     max_leaf_nodes=self.max_leaf_nodes, max_depth=self.max_depth,
-                    min_samples_leaf=self.min_samples_leaf,
+                    min_samples_leaf=min_samples_leaf,
                     monotonic_cst=monotonic_cst, interaction_cst=interaction_cst,
                     feature_fraction_per_split=self.max_features,
                     rng=self._feature_subsample_rng, shrinkage=self.learning_rate,
@@ -509,6 +522,18 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self.train_score_ = np.asarray(self.train_score_)
         self.validation_score_ = np.asarray(self.validation_score_)
         return self
+
+    def _era_options(self):
+        """The era-aware options set, as text (empty when none is)."""
+        options = []
+        if self.split_type != "original":
+            options.append(f"split_type={self.split_type!r}")
+        if self.irf_penalty > 0:
+            options.append(f"irf_penalty={self.irf_penalty!r}")
+        if self.min_samples_leaf_per_era is not None:
+            options.append(
+                f"min_samples_leaf_per_era={self.min_samples_leaf_per_era!r}")
+        return options
 
     # -- early stopping ----------------------------------------------------------
     def _get_small_trainset(self, X_binned_train, y_train, sample_weight_train, seed):
@@ -721,6 +746,29 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         worst era), exactly. It acts on the gains in their own units: a gain
         grows with the size of its era, so the same alpha is sharper on large
         eras than on small ones. Also the tie-break score of 'directional'.
+    irf_penalty : float, default=0.0
+        Invariance penalty of the Invariant Decision Tree (Liao, Wu and Yan,
+        "Invariant Random Forest", eq. 15 and 20-22). For a candidate split,
+        each era with rows going left changes its Newton value by
+        ``CR_e = -G_Le / (H_Le + lam) + G_e / (H_e + lam)``; the criterion's
+        score becomes ``score - irf_penalty * H_node * Var_e(CR_e)``
+        (population variance over those eras, ``H_node`` the node's hessian
+        sum). ``score`` is the pooled gain ('original'), the era score
+        ('era') or the tie-break score ('directional'). For squared error
+        with unit weights this is exactly the paper's lambda: the gain is
+        ``n`` times the impurity decrease. Expect fewer splits on features
+        whose effect differs between eras and, with a large penalty, smaller
+        trees. 0 turns it off (the model is then bit-identical to one fitted
+        without it). Needs eras; it also applies with 'original'.
+    min_samples_leaf_per_era : int or None, default=None
+        The Time Robust Tree's constraint (Moneda and Mauá, eq. 5.1-5.2): a
+        split is allowed only when every era present in the node keeps at
+        least this many rows on each side. With ``split_type='era'``,
+        ``boltzmann_alpha=-np.inf`` this is the TRT's worst-period criterion,
+        with ``boltzmann_alpha=0`` its average criterion. Expect shallower
+        trees whose splits exist in every era; too large a value stops
+        growth early. Without eras it acts as a pooled minimum on
+        ``min_samples_leaf``.
 
     Attributes
     ----------
@@ -761,7 +809,8 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
                  monotonic_cst=None, interaction_cst=None, warm_start=False,
                  early_stopping="auto", scoring="loss", validation_fraction=0.1,
                  n_iter_no_change=10, tol=1e-7, verbose=0, random_state=None,
-                 split_type="original", boltzmann_alpha=0.0):
+                 split_type="original", boltzmann_alpha=0.0, irf_penalty=0.0,
+                 min_samples_leaf_per_era=None):
         super().__init__(
             loss=loss, learning_rate=learning_rate, max_iter=max_iter,
             max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
@@ -773,7 +822,8 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
             scoring=scoring, validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change, tol=tol, verbose=verbose,
             random_state=random_state, split_type=split_type,
-            boltzmann_alpha=boltzmann_alpha)
+            boltzmann_alpha=boltzmann_alpha, irf_penalty=irf_penalty,
+            min_samples_leaf_per_era=min_samples_leaf_per_era)
         self.quantile = quantile
 
     def predict(self, X):

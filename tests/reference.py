@@ -44,6 +44,24 @@ def candidates(Xb, n_bins_non_missing, has_missing, rows):
                 yield f, True, b, (col <= b) | miss
 
 
+def invariance_penalty(left, g, h, eras, lam):
+    """P(s) = Var_e CR_e over the eras with rows on the left (SPEC.md)."""
+    cr = []
+    for e in np.unique(eras):
+        m = eras == e
+        L = m & left
+        if L.sum() > 0:
+            cr.append(newton(g[L].sum(), h[L].sum(), lam)
+                      - newton(g[m].sum(), h[m].sum(), lam))
+    return float(np.var(cr)) if len(cr) >= 2 else 0.0
+
+
+def min_rows_per_era(left, eras):
+    """The fewest rows any era of the node keeps on either side."""
+    return min(min(int((left & (eras == e)).sum()), int((~left & (eras == e)).sum()))
+               for e in np.unique(eras))
+
+
 def evaluate(left, g, h, eras, lam, alpha):
     """Pooled gain, S_era, |sum d_e| and M for one candidate."""
     right = ~left
@@ -67,7 +85,8 @@ def evaluate(left, g, h, eras, lam, alpha):
 
 
 def best_split(Xb, g, h, eras, rows, n_bins_non_missing, has_missing,
-               split_type, alpha=0.0, lam=0.0, min_samples_leaf=1):
+               split_type, alpha=0.0, lam=0.0, min_samples_leaf=1,
+               irf_penalty=0.0, min_samples_leaf_per_era=None):
     """The split SPEC.md chooses among the rows ``rows``, or None.
 
     Returns (feature, bin, missing_left, key) where key is what was maximised.
@@ -81,13 +100,19 @@ def best_split(Xb, g, h, eras, rows, n_bins_non_missing, has_missing,
             continue
         if h[left].sum() < MIN_HESSIAN or h[~left].sum() < MIN_HESSIAN:
             continue
+        if (min_samples_leaf_per_era is not None
+                and min_rows_per_era(left, eras) < min_samples_leaf_per_era):
+            continue
         gain, S, D, M = evaluate(left, g, h, eras, lam, alpha)
+        penalty = 0.0
+        if irf_penalty > 0:
+            penalty = irf_penalty * h.sum() * invariance_penalty(left, g, h, eras, lam)
         if split_type == "original":
-            ok, key = gain > 0, (gain,)
+            ok, key = gain - penalty > 0, (gain - penalty,)
         elif split_type == "era":
-            ok, key = S > 0, (S,)
+            ok, key = S - penalty > 0, (S - penalty,)
         else:
-            ok, key = D > 0 and gain > 0, (D, S, gain)
+            ok, key = D > 0 and gain > 0, (D, S - penalty, gain)
         if ok and (best_key is None or key > best_key):
             best, best_key = (f, b, miss_left), key
     return None if best is None else (*best, best_key)

@@ -30,11 +30,11 @@ def make_era_data(seed, n_eras, nan=False, tiny_era=False, p=4):
     return X[perm], y[perm], eras[perm]
 
 
-def engine_tree(X, y, eras, split_type, alpha, lam=0.0, msl=1, depth=1):
+def engine_tree(X, y, eras, split_type, alpha, lam=0.0, msl=1, depth=1, **options):
     est = HistGradientBoostingRegressor(
         split_type=split_type, boltzmann_alpha=alpha, l2_regularization=lam,
         min_samples_leaf=msl, max_iter=1, max_depth=depth, max_leaf_nodes=None,
-        learning_rate=1.0, early_stopping=False, random_state=0)
+        learning_rate=1.0, early_stopping=False, random_state=0, **options)
     est.fit(X, y, eras=eras)
     return est
 
@@ -45,7 +45,10 @@ def gradients(y):
 
 
 def check_node(est, Xb, g, h, eras, rows, node_idx, split_type, alpha, lam, msl,
-               depth, max_depth):
+               depth, max_depth, **options):
+    """Compare the engine's node with the reference, recursively; returns the
+    number of nodes checked. ``options`` are irf_penalty and
+    min_samples_leaf_per_era."""
     nodes = est._predictors[0][0].nodes
     node = nodes[node_idx]
     bm = est._bin_mapper
@@ -53,7 +56,7 @@ def check_node(est, Xb, g, h, eras, rows, node_idx, split_type, alpha, lam, msl,
     ref = None
     if len(rows) >= 2 * msl:
         ref = best_split(Xb, g, h, eras, rows, bm.n_bins_non_missing_, has_missing,
-                         split_type, alpha, lam, msl)
+                         split_type, alpha, lam, msl, **options)
     if ref is None:
         assert node["is_leaf"], "engine split a node the reference leaves whole"
         return 0
@@ -71,7 +74,8 @@ def check_node(est, Xb, g, h, eras, rows, node_idx, split_type, alpha, lam, msl,
             left |= col == bm.missing_bin_[f]
         for child, sub in ((node["left"], rows[left]), (node["right"], rows[~left])):
             n_checked += check_node(est, Xb, g, h, eras, sub, child, split_type,
-                                    alpha, lam, msl, depth + 1, max_depth)
+                                    alpha, lam, msl, depth + 1, max_depth,
+                                    **options)
     return n_checked
 
 
