@@ -382,7 +382,7 @@ class TreeGrower:
         from .predictor import TreePredictor
 
         nodes = np.zeros(self.n_nodes, dtype=NODE_DTYPE)
-        bitsets = []   # left bins of the categorical splits, in node order
+        bitsets, n_known = [], []   # categorical splits, in node order
         # depth-first, left subtree before right: same order as scikit-learn
         order = []
         def visit(gnode):
@@ -407,6 +407,7 @@ class TreeGrower:
                 rec["bitset_idx"] = len(bitsets)
                 rec["threshold"] = self.n_bins_non_missing[f]
                 bitsets.append(info.left_cat_bitset)
+                n_known.append(int(self.n_bins_non_missing[f]))
             elif b == self.n_bins_non_missing[f] - 1:
                 rec["threshold"] = np.inf
             else:
@@ -419,10 +420,8 @@ class TreeGrower:
             sys.setrecursionlimit(self.n_nodes + 100)
         visit(self.root)
         binned = np.array(bitsets, dtype=BITSET_DTYPE).reshape(-1, 8)
-        # raw category c is bin c; the missing-value bin is not a category
+        # raw category c is bin c; the missing-value bin k is not a category
         raw = binned.copy()
-        for i, gnode in enumerate(n for n in order if not n.is_leaf
-                                  and n.split_info.is_categorical):
-            k = int(self.n_bins_non_missing[gnode.split_info.feature_idx])
+        for i, k in enumerate(n_known):
             raw[i, k // 32] &= ~np.uint32(1 << (k % 32))
         return TreePredictor(nodes, binned, raw)
