@@ -4,11 +4,10 @@ import re
 
 import numpy as np
 import pytest
+from reference import best_split
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 
 from eraboost import HistGradientBoostingRegressor
-
-from reference import best_split
 
 ALPHAS = [-np.inf, -2.0, 0.0, 2.0, np.inf]
 SPLIT_TYPES = ["original", "era", "directional"]
@@ -75,12 +74,12 @@ def test_parity_losses(loss):
 
 
 def test_parity_weights_and_parameters():
-    X, y, is_cat = make_data(6, nan=0.05)
+    X, y, _ = make_data(6, nan=0.05)
     sw = np.random.RandomState(2).uniform(0.2, 3.0, size=y.shape[0])
-    for params in [dict(max_bins=16), dict(l2_regularization=1.5,
-                                           min_samples_leaf=5),
-                   dict(max_features=0.5), dict(max_depth=3,
-                                                max_leaf_nodes=None)]:
+    for params in [{"max_bins": 16},
+                   {"l2_regularization": 1.5, "min_samples_leaf": 5},
+                   {"max_features": 0.5},
+                   {"max_depth": 3, "max_leaf_nodes": None}]:
         ours, theirs = fit_both(X, y, sample_weight=sw, categorical_features=[1, 3],
                                 **params)
         assert_same_predictions(ours, theirs, X, y)
@@ -111,8 +110,8 @@ def test_parity_unknown_and_negative_categories_at_predict():
 def test_parity_early_stopping_binned_validation():
     # validation rows are predicted from their bins during fit
     X, y, is_cat = make_data(9, n=4000, nan=0.05)
-    p = dict(max_iter=200, early_stopping=True, n_iter_no_change=3,
-             validation_fraction=0.25, categorical_features=is_cat)
+    p = {"max_iter": 200, "early_stopping": True, "n_iter_no_change": 3,
+         "validation_fraction": 0.25, "categorical_features": is_cat}
     for scoring in ["loss", "r2"]:
         ours, theirs = fit_both(X, y, scoring=scoring, **p)
         assert_same_predictions(ours, theirs, X, y)
@@ -131,7 +130,7 @@ def test_parity_interaction_cst_with_categorical_first():
 def test_interaction_cst_indices_refer_to_user_columns():
     # eraboost's groups name the columns of X as given: same model as
     # scikit-learn on the columns reordered categorical-first
-    X, y, is_cat = make_data(11, nan=0.05)
+    X, y, _ = make_data(11, nan=0.05)
     groups = [[0, 1], [2, 3]]    # x0 with c0, x1 with c1
     ours = HistGradientBoostingRegressor(
         max_iter=20, early_stopping=False, categorical_features=[1, 3],
@@ -142,23 +141,21 @@ def test_interaction_cst_indices_refer_to_user_columns():
                     interaction_cst=[[2, 0], [3, 1]]).fit(X[:, order], y)
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X[:, order]),
                                rtol=0, atol=1e-6 * np.std(y))
-    for it in ours._predictors:  # no branch mixes the two groups
-        nodes = it[0].nodes
+    def check(nodes, i, seen):
+        if nodes[i]["is_leaf"]:
+            return
+        seen = seen | {int(nodes[i]["feature"])}
+        assert seen <= {0, 2} or seen <= {1, 3}  # internal indices
+        check(nodes, nodes[i]["left"], seen)
+        check(nodes, nodes[i]["right"], seen)
 
-        def check(i, seen):
-            if nodes[i]["is_leaf"]:
-                return
-            seen = seen | {int(nodes[i]["feature"])}
-            assert seen <= {0, 2} or seen <= {1, 3}  # internal indices
-            check(nodes[i]["left"], seen)
-            check(nodes[i]["right"], seen)
-        check(0, set())
+    for it in ours._predictors:  # no branch mixes the two groups
+        check(it[0].nodes, 0, set())
 
 
 def test_parity_pandas_from_dtype():
     pd = pytest.importorskip("pandas")
     X, y, is_cat = make_data(12, nan=0.05)
-    rng = np.random.RandomState(0)
     df = pd.DataFrame({
         "x0": X[:, 0],
         "colour": pd.Categorical(np.where(np.isnan(X[:, 1]), None,
@@ -181,7 +178,6 @@ def test_parity_pandas_from_dtype():
         max_iter=25, early_stopping=False, random_state=0,
         categorical_features=is_cat).fit(codes, y)
     np.testing.assert_allclose(by_mask.predict(codes), ours.predict(df), atol=1e-9)
-    del rng
 
 
 def test_parity_pandas_names_and_strings():
@@ -218,8 +214,8 @@ def test_no_categorical_features():
 def test_with_eras_original_equals_sklearn():
     X, y, is_cat = make_data(16, nan=0.05)
     eras = np.arange(len(y)) % 7
-    p = dict(max_iter=20, early_stopping=False, random_state=0,
-             categorical_features=is_cat)
+    p = {"max_iter": 20, "early_stopping": False, "random_state": 0,
+         "categorical_features": is_cat}
     ours = HistGradientBoostingRegressor(split_type="original", **p)
     ours.fit(X, y, eras=eras)
     assert_same_predictions(ours, SkHGBR(**p).fit(X, y), X, y)
@@ -367,26 +363,26 @@ def test_too_many_categories(use_pandas, name):
     "spec, monotonic_cst, msg",
     [
         ([b"hello", b"world"], None,
-         "categorical_features must be an array-like of bool, int or str, "
-         "got: bytes40."),
+         ("categorical_features must be an array-like of bool, int or str, "
+          "got: bytes40.")),
         (np.array([b"hello", 1.3], dtype=object), None,
-         "categorical_features must be an array-like of bool, int or str, "
-         "got: bytes, float."),
+         ("categorical_features must be an array-like of bool, int or str, "
+          "got: bytes, float.")),
         ([0, -1], None,
-         "categorical_features set as integer indices must be in "
-         "[0, n_features - 1]"),
+         ("categorical_features set as integer indices must be in "
+          "[0, n_features - 1]")),
         ([0, 4], None,
-         "categorical_features set as integer indices must be in "
-         "[0, n_features - 1]"),
+         ("categorical_features set as integer indices must be in "
+          "[0, n_features - 1]")),
         ([True, True, False, False, True], None,
-         "categorical_features set as a boolean mask must have shape "
-         "(n_features,)"),
+         ("categorical_features set as a boolean mask must have shape "
+          "(n_features,)")),
         ([True, True, False, False], [0, -1, 0, 1],
          "Categorical features cannot have monotonic constraints"),
         (["f0"], None,
-         "categorical_features should be passed as an array of integers or "
-         "as a boolean mask when the model is fitted on data without feature "
-         "names."),
+         ("categorical_features should be passed as an array of integers or "
+          "as a boolean mask when the model is fitted on data without feature "
+          "names.")),
     ],
 )
 def test_categorical_spec_errors(spec, monotonic_cst, msg):
