@@ -721,10 +721,10 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         None. As in scikit-learn, their values are ordinal-encoded
         internally (categories sorted; numbers, strings or pandas
         categories alike); each feature may have at most ``max_bins``
-        categories, missing values not counted. Missing values are a
-        category of their own; categories unseen in fit (and negative codes)
-        follow the missing values at prediction. Categorical features cannot
-        have monotonic constraints.
+        categories, missing values not counted (any values are categories,
+        negative ones included). Missing values are a category of their own;
+        categories unseen in fit follow the missing values at prediction.
+        Categorical features cannot have monotonic constraints.
 
         A categorical split sends a set of categories left. As in
         scikit-learn, the categories are ordered by their pooled

@@ -107,6 +107,16 @@ def test_parity_unknown_and_negative_categories_at_predict():
     np.testing.assert_array_equal(ours.predict(X_new), ours.predict(X_nan))
 
 
+def test_parity_negative_and_fractional_category_values():
+    # values are labels: -1 and 2.5 are categories like any other
+    X, y, is_cat = make_data(17)
+    X[:, 1] = np.array([-1.0, 0.0, 2.5, 9.0])[X[:, 1].astype(int) % 4]
+    y = y + 3.0 * (X[:, 1] == -1.0)
+    ours, theirs = fit_both(X, y, categorical_features=is_cat)
+    assert_same_predictions(ours, theirs, X, y)
+    assert ours._n_categories[0] == 4
+
+
 def test_parity_early_stopping_binned_validation():
     # validation rows are predicted from their bins during fit
     X, y, is_cat = make_data(9, n=4000, nan=0.05)
