@@ -11,7 +11,9 @@ cdef packed struct hist_t:
     double h
     uint32_t n
 
-# One node of a fitted tree, as stored by the predictor.
+# One node of a fitted tree, as stored by the predictor. For a categorical
+# node, ``threshold`` holds the number of known categories (raw values
+# 0 .. threshold - 1), and rows go left when their category is in the bitset.
 cdef packed struct node_t:
     double value
     uint32_t count
@@ -24,3 +26,14 @@ cdef packed struct node_t:
     uint32_t depth
     uint8_t is_leaf
     uint8_t bin_threshold   # binned threshold: left iff bin <= bin_threshold
+    uint8_t is_categorical  # left iff the bin is in the node's left bitset
+    uint32_t bitset_idx     # row of the node's bitset in the predictor's arrays
+
+
+# Bitsets of bins (categories): 8 x 32 bits cover the 256 possible bins.
+cdef inline bint in_bitset(const uint32_t *bitset, unsigned int b) noexcept nogil:
+    return (bitset[b >> 5] >> (b & 31)) & 1
+
+
+cdef inline void set_bitset(uint32_t *bitset, unsigned int b) noexcept nogil:
+    bitset[b >> 5] |= (<uint32_t>1) << (b & 31)

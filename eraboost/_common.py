@@ -20,7 +20,13 @@ NODE_DTYPE = np.dtype(
         ("depth", np.uint32),
         ("is_leaf", np.uint8),
         ("bin_threshold", np.uint8),
+        ("is_categorical", np.uint8),
+        ("bitset_idx", np.uint32),
     ]
 )
+
+# A set of bins (categories) as 8 x 32 bits: bin b is in it iff
+# bitset[b // 32] >> (b % 32) & 1.
+BITSET_DTYPE = np.uint32
 
 SPLIT_TYPES = {"original": 0, "era": 1, "directional": 2}

@@ -3,26 +3,42 @@ from cython.parallel import prange
 from libc.math cimport isnan
 import numpy as np
 
-from ._common cimport node_t, BIN_t, uint8_t, uint32_t
+from ._common cimport node_t, BIN_t, uint8_t, uint32_t, in_bitset
 
 
-def predict_raw(const node_t[::1] nodes, const double[:, :] X, double[::1] out,
+cdef inline bint raw_goes_left(const node_t *node, double x,
+                               const uint32_t[:, ::1] cat_bitsets) noexcept nogil:
+    """Side of raw value x at a split node.
+
+    Categorical node: categories 0 .. threshold - 1 are known; a known
+    category goes left iff it is in the node's bitset. NaN and values outside
+    the known range (unknown or negative categories) go to the missing-value
+    side, as in scikit-learn.
+    """
+    if isnan(x):
+        return node.missing_left
+    if node.is_categorical:
+        if x < 0.0 or x >= node.threshold:
+            return node.missing_left
+        return in_bitset(&cat_bitsets[node.bitset_idx, 0], <unsigned int>x)
+    return x <= node.threshold
+
+
+def predict_raw(const node_t[::1] nodes, const double[:, :] X,
+                const uint32_t[:, ::1] cat_bitsets, double[::1] out,
                 int n_threads):
-    """out[i] = value of the leaf reached by row i of the raw matrix X."""
+    """out[i] = value of the leaf reached by row i of the raw matrix X.
+
+    ``cat_bitsets`` holds the left categories of the categorical nodes
+    (row ``bitset_idx``); it may have zero rows when there are none.
+    """
     cdef Py_ssize_t i, n = X.shape[0]
     cdef const node_t *node
-    cdef double x
     with nogil:
         for i in prange(n, schedule='static', num_threads=n_threads):
             node = &nodes[0]
             while not node.is_leaf:
-                x = X[i, node.feature]
-                if isnan(x):
-                    if node.missing_left:
-                        node = &nodes[node.left]
-                    else:
-                        node = &nodes[node.right]
-                elif x <= node.threshold:
+                if raw_goes_left(node, X[i, node.feature], cat_bitsets):
                     node = &nodes[node.left]
                 else:
                     node = &nodes[node.right]
@@ -30,23 +46,26 @@ def predict_raw(const node_t[::1] nodes, const double[:, :] X, double[::1] out,
 
 
 def predict_binned(const node_t[::1] nodes, const BIN_t[:, :] X,
-                   const uint32_t[::1] missing_bin, double[::1] out,
+                   const uint32_t[::1] missing_bin,
+                   const uint32_t[:, ::1] cat_bitsets, double[::1] out,
                    int n_threads):
     """out[i] = value of the leaf reached by row i of the binned matrix X."""
     cdef Py_ssize_t i, n = X.shape[0]
     cdef const node_t *node
     cdef BIN_t b
+    cdef bint left
     with nogil:
         for i in prange(n, schedule='static', num_threads=n_threads):
             node = &nodes[0]
             while not node.is_leaf:
                 b = X[i, node.feature]
                 if b == missing_bin[node.feature]:
-                    if node.missing_left:
-                        node = &nodes[node.left]
-                    else:
-                        node = &nodes[node.right]
-                elif b <= node.bin_threshold:
+                    left = node.missing_left
+                elif node.is_categorical:
+                    left = in_bitset(&cat_bitsets[node.bitset_idx, 0], b)
+                else:
+                    left = b <= node.bin_threshold
+                if left:
                     node = &nodes[node.left]
                 else:
                     node = &nodes[node.right]

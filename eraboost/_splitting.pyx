@@ -13,12 +13,19 @@ each one from the per-era cumulative sums (``_criteria.pxd``):
 
 Ties that remain go to the first candidate in the scan order: lowest feature
 (in the order of ``features``), left-to-right scan, lowest bin.
+
+Categorical features (``_scan_categorical``) are split into two sets of
+categories: the categories are ordered by scikit-learn's pooled statistic and
+each prefix of that order (from either end) is a candidate, scored by the
+same criteria.
 """
 from cython.parallel import prange
-from libc.stdlib cimport malloc, free, calloc
+import numpy as np
+from libc.stdlib cimport malloc, free, calloc, qsort
 from libc.string cimport memcpy
 
-from ._common cimport hist_t, BIN_t, uint8_t, uint32_t, int32_t, int64_t
+from ._common cimport (hist_t, BIN_t, uint8_t, uint32_t, int32_t, int64_t,
+                      in_bitset, set_bitset)
 from ._criteria cimport (score, era_gain_direction, boltzmann, newton_value,
                          era_variance)
 
@@ -40,6 +47,8 @@ cdef struct split_t:
     double GL
     double HL
     uint32_t nL
+    uint8_t is_cat       # categorical split: the left bins are in cat_bitset
+    uint32_t cat_bitset[8]
 
 
 cdef struct eras_scratch:
@@ -117,6 +126,25 @@ cdef void scratch_free(eras_scratch *sc) noexcept nogil:
     sc.dirs = NULL; sc.dirty = NULL
 
 
+# Categories need a hessian sum of at least MIN_CAT_SUPPORT (in units of
+# rows) to take part in a categorical split, and their order is smoothed by
+# it: scikit-learn's constant (LightGBM's cat_smooth).
+cdef double MIN_CAT_SUPPORT = 10.0
+
+
+cdef struct cat_info_t:
+    BIN_t bin
+    double value         # pooled g / (h + MIN_CAT_SUPPORT) of the category
+
+
+cdef int cmp_cat_info(const void *a, const void *b) noexcept nogil:
+    """Increasing value. Never 0, as scikit-learn's comparator: with the same
+    libc qsort, equal values end up in the same order as in scikit-learn."""
+    if (<const cat_info_t *>a).value < (<const cat_info_t *>b).value:
+        return -1
+    return 1
+
+
 cdef inline bint better(const split_t *a, const split_t *b, int split_type) noexcept nogil:
     """True when candidate a is strictly better than candidate b."""
     if not a.found:
@@ -161,7 +189,7 @@ class SplitInfo:
                  "bin_idx", "missing_go_to_left", "sum_gradient_left",
                  "sum_hessian_left", "sum_gradient_right", "sum_hessian_right",
                  "n_samples_left", "n_samples_right", "value_left", "value_right",
-                 "priority", "is_categorical")
+                 "priority", "is_categorical", "left_cat_bitset")
 
     def __repr__(self):
         return ("SplitInfo(feature={}, bin={}, missing_left={}, gain={:.6g}, "
@@ -199,6 +227,8 @@ cdef class Splitter:
     With a single era and ``split_type=0`` and neither option, candidates are
     scored on the pooled histogram by scikit-learn's scan; otherwise by the
     per-era scan.
+    is_categorical : ndarray of uint8 (n_features,) or None
+        Categorical features (split by ``_scan_categorical``).
     """
     cdef const uint32_t[::1] n_bins
     cdef const int64_t[::1] offsets
@@ -215,12 +245,13 @@ cdef class Splitter:
     cdef double irf_penalty
     cdef unsigned int min_per_era
     cdef bint per_era        # scan the per-era histograms
+    cdef const uint8_t[::1] is_categorical
 
     def __init__(self, n_bins, offsets, int n_eras, has_missing_values,
                  monotonic_cst, int split_type, double alpha,
                  double l2_regularization, double min_hessian_to_split,
                  unsigned int min_samples_leaf, bint hessians_are_constant,
-                 int n_threads, double irf_penalty=0.0,
+                 int n_threads, is_categorical=None, double irf_penalty=0.0,
                  unsigned int min_samples_leaf_per_era=0):
         self.n_bins = n_bins
         self.offsets = offsets
@@ -238,6 +269,9 @@ cdef class Splitter:
         self.min_per_era = min_samples_leaf_per_era
         self.per_era = n_eras > 1 and (split_type != 0 or irf_penalty > 0
                                        or min_samples_leaf_per_era > 0)
+        if is_categorical is None:
+            is_categorical = np.zeros(len(n_bins), dtype=np.uint8)
+        self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.uint8)
 
     def find_node_split(self, unsigned int n_samples, const hist_t[::1] hist,
                         double sum_gradients, double sum_hessians, double value,
@@ -309,7 +343,11 @@ cdef class Splitter:
                            double G, double H, double lower, double upper, int M):
         info = SplitInfo()
         info.found = bool(s.found)
-        info.is_categorical = False
+        info.is_categorical = bool(s.found and s.is_cat)
+        info.left_cat_bitset = None
+        if info.is_categorical:
+            info.left_cat_bitset = np.array(
+                [s.cat_bitset[i] for i in range(8)], dtype=np.uint32)
         info.n_eras = M
         info.feature_idx = s.feature
         info.bin_idx = s.bin
@@ -337,11 +375,16 @@ cdef class Splitter:
                             const int32_t *present, const double *tot,
                             const uint32_t *tot_n, int M,
                             split_t *out) noexcept nogil:
-        if not self.per_era:
+        if self.is_categorical[f]:
+            self._scan_categorical(f, hist, n_samples, G, H, loss_node, lower,
+                                   upper, present, tot, tot_n, M, out)
+        elif not self.per_era:
             self._scan_pooled(f, hist, n_samples, G, H, loss_node, lower, upper, out)
+            out.is_cat = 0
         else:
             self._scan_eras(f, hist, n_samples, G, H, lower, upper, present, tot,
                             tot_n, M, out)
+            out.is_cat = 0
         out.feature = f
 
     cdef inline int _constraints(self, unsigned int n_grow, unsigned int n_other,
@@ -437,6 +480,123 @@ cdef class Splitter:
                                      upper, self.lam)
         c.crit = c.gain
         c.found = c.gain > 0.0
+
+    cdef void _scan_categorical(self, int f, const hist_t[::1] hist,
+                                unsigned int n_samples, double G, double H,
+                                double loss_node, double lower, double upper,
+                                const int32_t *present, const double *tot,
+                                const uint32_t *tot_n, int M,
+                                split_t *out) noexcept nogil:
+        """Best split of a categorical feature into two sets of categories.
+
+        As scikit-learn: categories (the missing-value bin counts as one)
+        with a pooled hessian sum of at least MIN_CAT_SUPPORT rows are
+        sorted by pooled ``g / (h + MIN_CAT_SUPPORT)``; the candidates are
+        the prefixes of that order from the start, then from the end, each up
+        to about half of the categories; the prefix goes left and the
+        categories left out of the order always go right.
+
+        Under the era criteria the order stays the pooled one; each prefix
+        is scored from its per-era sums (accumulated along the same order)
+        exactly as a numeric candidate: S_era, or D then S_era. The pooled
+        constraints apply as usual. Among equal candidates the first one in
+        this scan order wins.
+        """
+        cdef unsigned int nb = self.n_bins[f]
+        cdef unsigned int nbnm = nb - 1
+        cdef bint miss = self.has_missing[f]
+        cdef bint per_era = self.per_era
+        cdef const hist_t *pooled
+        cdef cat_info_t *cats
+        cdef unsigned int b, n_used = 0, middle, nL, nR, i, k, best_k = 0
+        cdef int d, st, best_d = 0
+        cdef double hb, GL, HL, GR, HR, support = n_samples / H
+        cdef split_t cand, best
+        cdef eras_scratch sc
+        cdef const hist_t *c
+        best.found = 0
+        out.found = 0
+        out.is_cat = 0
+        if per_era:
+            if M < 1 or not scratch_alloc(&sc, nb, M):
+                return
+            sc.base = &hist[self.offsets[f]]
+            sc.tg = <double *> tot
+            sc.th = <double *> tot + M
+            sc.ts = <double *> tot + 2 * M
+            sc.tn = <uint32_t *> tot_n
+            for i in range(<unsigned int>M):
+                sc.era_off[i] = present[i] * <int64_t>nb
+                for b in range(nb):
+                    c = &sc.base[sc.era_off[i] + b]
+                    sc.pooled[b].g += c.g
+                    sc.pooled[b].h += c.h
+                    sc.pooled[b].n += c.n
+            pooled = sc.pooled
+        else:
+            pooled = &hist[self.offsets[f]]
+        cats = <cat_info_t *> malloc(nb * sizeof(cat_info_t))
+        if cats == NULL:
+            if per_era:
+                scratch_free(&sc)
+            return
+        # bins 0 .. nbnm - 1 are the categories, bin nbnm the missing values
+        for b in range(nbnm + miss):
+            hb = pooled[b].n if self.const_h else pooled[b].h
+            if hb * support >= MIN_CAT_SUPPORT:
+                cats[n_used].bin = <BIN_t>b
+                cats[n_used].value = pooled[b].g / (hb + MIN_CAT_SUPPORT)
+                n_used = n_used + 1
+        if n_used > 1:
+            qsort(cats, n_used, sizeof(cat_info_t), cmp_cat_info)
+            for d in range(2):
+                # from the start: prefixes of up to ceil(n/2) categories;
+                # from the end: up to ceil(n/2) - 1
+                middle = (n_used + 1) // 2 - d
+                GL = 0.0; HL = 0.0; nL = 0
+                if per_era:
+                    scratch_reset(&sc, M, True, self.min_per_era > 0)
+                for i in range(middle):
+                    k = i if d == 0 else n_used - 1 - i
+                    b = cats[k].bin
+                    nL = nL + pooled[b].n
+                    nR = n_samples - nL
+                    HL = HL + (pooled[b].n if self.const_h else pooled[b].h)
+                    HR = H - HL
+                    GL = GL + pooled[b].g
+                    GR = G - GL
+                    if per_era:
+                        self._accumulate(&sc, b, M)
+                    st = self._constraints(nL, nR, HL, HR)
+                    if st == CONTINUE:
+                        continue
+                    if st == BREAK:
+                        break
+                    if per_era:
+                        self._era_candidate(&cand, &sc, 0, 0, GL, HL, nL, GR, HR,
+                                            0, lower, upper, M, True)
+                    else:
+                        self._pooled_candidate(&cand, 0, 0, GL, HL, nL, GR, HR,
+                                               loss_node, 0, lower, upper)
+                    if better(&cand, &best, self.split_type):
+                        best = cand
+                        best_d = d
+                        best_k = k
+        if best.found:
+            best.is_cat = 1
+            for i in range(8):
+                best.cat_bitset[i] = 0
+            if best_d == 0:
+                for k in range(best_k + 1):
+                    set_bitset(best.cat_bitset, cats[k].bin)
+            else:
+                for k in range(best_k, n_used):
+                    set_bitset(best.cat_bitset, cats[k].bin)
+            best.missing_left = miss and in_bitset(best.cat_bitset, nbnm)
+            out[0] = best
+        free(cats)
+        if per_era:
+            scratch_free(&sc)
 
     cdef void _scan_eras(self, int f, const hist_t[::1] hist,
                          unsigned int n_samples, double G, double H,
@@ -636,15 +796,39 @@ def split_indices(const BIN_t[::1, :] X_binned, int feature, unsigned int bin_id
     rows is kept on each side (so rows stay grouped by era), whatever the
     number of threads. Returns the number of rows going left.
     """
+    cdef uint8_t goes_left[256]
+    cdef unsigned int v
+    for v in range(256):
+        goes_left[v] = v <= bin_idx or (missing_go_to_left and v == missing_bin)
+    return _partition(X_binned[:, feature], goes_left, sample_indices, buffer,
+                      n_threads)
+
+
+def split_indices_categorical(const BIN_t[::1, :] X_binned, int feature,
+                              const uint32_t[::1] left_cat_bitset,
+                              uint32_t[::1] sample_indices, uint32_t[::1] buffer,
+                              int n_threads):
+    """As :func:`split_indices` for a categorical split: a row goes left when
+    its bin (the missing-value bin included) is in ``left_cat_bitset``."""
+    cdef uint8_t goes_left[256]
+    cdef unsigned int v
+    for v in range(256):
+        goes_left[v] = in_bitset(&left_cat_bitset[0], v)
+    return _partition(X_binned[:, feature], goes_left, sample_indices, buffer,
+                      n_threads)
+
+
+cdef Py_ssize_t _partition(const BIN_t[::1] col, const uint8_t *goes_left,
+                           uint32_t[::1] sample_indices, uint32_t[::1] buffer,
+                           int n_threads) except -1:
+    """Stable in-place partition of the rows by ``goes_left[bin]``."""
     cdef Py_ssize_t n = sample_indices.shape[0]
     cdef int t, nt = n_threads if n >= 4096 * n_threads else 1
     cdef Py_ssize_t chunk = (n + nt - 1) // nt if nt > 0 else n
-    cdef const BIN_t[::1] col = X_binned[:, feature]
     cdef Py_ssize_t *nleft = <Py_ssize_t *> calloc(nt + 1, sizeof(Py_ssize_t))
     cdef Py_ssize_t *nright = <Py_ssize_t *> calloc(nt + 1, sizeof(Py_ssize_t))
     cdef Py_ssize_t i, lo, hi, l, r, pos_l, pos_r, total_left = 0
     cdef uint32_t row
-    cdef BIN_t v
     if nleft == NULL or nright == NULL:
         free(nleft); free(nright)
         raise MemoryError()
@@ -658,8 +842,7 @@ def split_indices(const BIN_t[::1, :] X_binned, int feature, unsigned int bin_id
             # the back (reversed), then are copied out in order
             for i in range(lo, hi):
                 row = sample_indices[i]
-                v = col[row]
-                if v <= bin_idx or (missing_go_to_left and v == missing_bin):
+                if goes_left[col[row]]:
                     buffer[lo + l] = row
                     l = l + 1
                 else:

@@ -5,6 +5,10 @@ are few, quantiles otherwise), so that eraboost and scikit-learn grow the same
 trees. Unlike scikit-learn, each feature's missing-value bin is its own last
 bin (``n_bins_non_missing_[f]``), so histograms can be sized to each feature's
 real number of bins.
+
+Categorical features are binned separately (``map_categories``): their
+values are already ordinal codes 0 .. k - 1 (see ``_categorical.py``), and
+code c is bin c, as in scikit-learn; the missing-value bin is k.
 """
 from concurrent.futures import ThreadPoolExecutor
 
@@ -70,10 +74,16 @@ class BinMapper:
         the quantiles when there are more.
     random_state : int
     n_threads : int or None
+    is_categorical : ndarray of bool (n_features,) or None
+        Categorical features.
+    known_categories : list of (ndarray or None), or None
+        For each categorical feature, its categories ``0 .. k - 1`` as
+        floats (``k <= max_bins``); None for the numeric features.
 
     Attributes
     ----------
     bin_thresholds_ : list of ndarray
+        For a categorical feature, its known categories.
     n_bins_non_missing_ : ndarray of uint32
     missing_bin_ : ndarray of uint32
         Bin of missing values for each feature (= ``n_bins_non_missing_``).
@@ -82,11 +92,18 @@ class BinMapper:
     """
 
     def __init__(self, max_bins=255, subsample=int(2e5), random_state=None,
-                 n_threads=None):
+                 n_threads=None, is_categorical=None, known_categories=None):
         self.max_bins = max_bins
         self.subsample = subsample
         self.random_state = random_state
         self.n_threads = n_threads
+        self.is_categorical = is_categorical
+        self.known_categories = known_categories
+
+    def _categorical_mask(self, n_features):
+        if self.is_categorical is None:
+            return np.zeros(n_features, dtype=bool)
+        return np.asarray(self.is_categorical, dtype=bool)
 
     def fit(self, X, sample_weight=None):
         if not 2 <= self.max_bins <= 255:
@@ -100,13 +117,22 @@ class BinMapper:
             X = X.take(subset, axis=0)
             sample_weight = None
         n_threads = self.n_threads or effective_n_threads()
+        is_cat = self._categorical_mask(X.shape[1])
+        numeric = np.flatnonzero(~is_cat)
         with ThreadPoolExecutor(max_workers=n_threads) as pool:
-            self.bin_thresholds_ = list(pool.map(
+            numeric_thresholds = list(pool.map(
                 lambda f: find_binning_thresholds(X[:, f], self.max_bins,
                                                   sample_weight),
-                range(X.shape[1])))
+                numeric))
+        self.bin_thresholds_ = [None] * X.shape[1]
+        for f, t in zip(numeric, numeric_thresholds):
+            self.bin_thresholds_[f] = t
+        for f in np.flatnonzero(is_cat):
+            self.bin_thresholds_[f] = check_known_categories(
+                self.known_categories[f], self.max_bins, f)
         self.n_bins_non_missing_ = np.array(
-            [t.size + 1 for t in self.bin_thresholds_], dtype=np.uint32
+            [t.size if c else t.size + 1
+             for t, c in zip(self.bin_thresholds_, is_cat)], dtype=np.uint32
         )
         self.missing_bin_ = self.n_bins_non_missing_.copy()
         self.n_bins_ = self.n_bins_non_missing_ + 1
@@ -119,7 +145,41 @@ class BinMapper:
             np.asarray(X, dtype=np.float64), self.bin_thresholds_,
             self.missing_bin_, out, n_threads,
         )
+        for f in np.flatnonzero(self._categorical_mask(X.shape[1])):
+            out[:, f] = map_categories(X[:, f], self.n_bins_non_missing_[f])
         return out
 
     def fit_transform(self, X, sample_weight=None):
         return self.fit(X, sample_weight).transform(X)
+
+
+def check_known_categories(categories, max_bins, feature):
+    """The known categories of a categorical feature: exactly ``0 .. k - 1``
+    with ``k <= max_bins`` (ordinal codes), as float64."""
+    categories = np.asarray(categories, dtype=np.float64)
+    k = categories.size
+    if k > max_bins:
+        raise ValueError(
+            f"Categorical feature at index {feature} is expected to have a "
+            f"cardinality <= {max_bins} but actually has a cardinality of {k}."
+        )
+    if not np.array_equal(categories, np.arange(k)):
+        raise ValueError(
+            f"the known categories of feature {feature} must be the ordinal "
+            f"codes 0 .. {k - 1}."
+        )
+    return categories
+
+
+def map_categories(col, n_categories):
+    """Bins of a categorical column of ordinal codes.
+
+    Code c in ``0 .. n_categories - 1`` is bin c; NaN, negative and unknown
+    codes (>= ``n_categories``) go to the missing-value bin ``n_categories``.
+    """
+    col = np.asarray(col, dtype=np.float64)
+    n_categories = int(n_categories)
+    known = (col >= 0) & (col < n_categories)   # False for NaN
+    out = np.full(col.shape, n_categories, dtype=np.uint8)
+    out[known] = col[known].astype(np.uint8)
+    return out

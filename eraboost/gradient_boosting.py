@@ -28,6 +28,13 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._categorical import (
+    category_counts,
+    check_categorical_features,
+    make_encoder,
+    remap_interaction_cst,
+    remap_monotonic_cst,
+)
 from ._common import G_DTYPE, SPLIT_TYPES, Y_DTYPE
 from ._eras import check_eras, era_train_val_split, warn_single_era
 from ._histogram import HistogramBuilder, histogram_layout
@@ -157,21 +164,35 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
 
     # -- input checks ---------------------------------------------------------
     def _check_X(self, X, reset):
-        if reset:
-            dtypes = getattr(X, "dtypes", None)
-            from_dtype = (self.categorical_features == "from_dtype"
-                          and dtypes is not None
-                          and any(str(d) in ("category", "Categorical")
-                                  for d in dtypes))
-            if from_dtype or not (self.categorical_features is None
-                                  or self.categorical_features == "from_dtype"):
-                raise NotImplementedError(
-                    "categorical features are not supported in this version of "
-                    "eraboost; encode them as numbers or pass "
-                    "categorical_features=None."
-                )
-        return validate_data(self, X, dtype=[np.float64], ensure_all_finite=False,
-                             reset=reset)
+        """X as a float64 matrix in the engine's column order.
+
+        With categorical features (``_categorical.py``), the fit (``reset``)
+        sets ``is_categorical_`` and fits ``_preprocessor``, which encodes
+        them and places them first; ``_n_categories`` holds their numbers of
+        known categories.
+        """
+        if not reset:
+            if getattr(self, "_preprocessor", None) is None:
+                return validate_data(self, X, dtype=[np.float64],
+                                     ensure_all_finite=False, reset=False)
+            return self._preprocessor.transform(X)
+        self.is_categorical_ = check_categorical_features(
+            X, self.categorical_features)
+        self._preprocessor = None
+        self._n_categories = np.zeros(0, dtype=np.int64)
+        if self.is_categorical_ is None:
+            return validate_data(self, X, dtype=[np.float64],
+                                 ensure_all_finite=False, reset=True)
+        self._preprocessor = make_encoder(self.is_categorical_)
+        X = self._preprocessor.fit_transform(X)
+        self._n_categories = category_counts(
+            self._preprocessor, self.is_categorical_, self.max_bins)
+        self.n_features_in_ = self._preprocessor.n_features_in_
+        if hasattr(self._preprocessor, "feature_names_in_"):
+            self.feature_names_in_ = self._preprocessor.feature_names_in_
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return X
 
     def _check_y(self, y, name="y"):
         if y is None:
@@ -298,12 +319,17 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             rng.randint(np.iinfo(np.uint32).max, dtype="u8")
         )
         monotonic_cst = _check_monotonic_cst(self, self.monotonic_cst, n_features)
+        if self.is_categorical_ is not None:
+            monotonic_cst = remap_monotonic_cst(monotonic_cst, self.is_categorical_)
         if self.n_trees_per_iteration_ != 1 and np.any(monotonic_cst != 0):
             raise ValueError(
                 "monotonic constraints are not supported for multiclass "
                 "classification."
             )
         interaction_cst = self._check_interaction_cst(n_features)
+        if interaction_cst is not None and self.is_categorical_ is not None:
+            interaction_cst = remap_interaction_cst(interaction_cst,
+                                                    self.is_categorical_)
         n_threads = effective_n_threads()
         self._loss = (self.loss if isinstance(self.loss, BaseLoss)
                       else self._get_loss(sample_weight=sample_weight))
@@ -347,9 +373,17 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
 
         # -- binning --------------------------------------------------------------
         tic = perf_counter()
+        # internal order: the categorical features first (``_check_X``)
+        n_cat = self._n_categories.size
+        is_cat_internal = np.arange(n_features) < n_cat
+        known_categories = [np.arange(k, dtype=np.float64)
+                            for k in self._n_categories]
+        known_categories += [None] * (n_features - n_cat)
         self._bin_mapper = BinMapper(max_bins=self.max_bins,
                                      random_state=self._random_seed,
-                                     n_threads=n_threads)
+                                     n_threads=n_threads,
+                                     is_categorical=is_cat_internal,
+                                     known_categories=known_categories)
         X_binned_train = self._bin_mapper.fit_transform(X_train, sample_weight_train)
         X_binned_val = (None if X_val is None
                         else np.ascontiguousarray(self._bin_mapper.transform(X_val)))
@@ -435,6 +469,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                             float(self.l2_regularization), 1e-3,
                             min_samples_leaf,
                             bool(builder.hessians_are_constant), n_threads,
+                            is_categorical=is_cat_internal.astype(np.uint8),
                             irf_penalty=float(self.irf_penalty),
                             min_samples_leaf_per_era=int(
                                 self.min_samples_leaf_per_era or 0))
@@ -703,14 +738,36 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         Share of features drawn at random at each node split.
     max_bins : int, default=255
         Maximum number of bins for non-missing values (at most 255).
-    categorical_features : None or 'from_dtype', default='from_dtype'
-        Categorical features are not supported yet; pandas categorical
-        columns raise ``NotImplementedError``.
+    categorical_features : array-like of {bool, int, str} or 'from_dtype' \
+            or None, default='from_dtype'
+        The categorical features: a boolean mask, integer indices, feature
+        names (for a DataFrame), ``'from_dtype'`` (the Categorical and Enum
+        columns of a pandas or polars DataFrame; nothing for an array) or
+        None. As in scikit-learn, their values are ordinal-encoded
+        internally (categories sorted; numbers, strings or pandas
+        categories alike); each feature may have at most ``max_bins``
+        categories, missing values not counted (any values are categories,
+        negative ones included). Missing values are a category of their own;
+        categories unseen in fit follow the missing values at prediction.
+        Categorical features cannot have monotonic constraints.
+
+        A categorical split sends a set of categories left. As in
+        scikit-learn, the categories are ordered by their pooled
+        ``sum(gradient) / (sum(hessian) + 10)`` (those with a hessian sum
+        under 10 rows always go right) and the candidates are the prefixes of
+        that order, from either end. Under ``split_type='era'`` or
+        ``'directional'`` the order stays the pooled one, and each prefix is
+        scored with the era criterion from its per-era sums accumulated along
+        the same order (per-era gains, then ``S_era``, or ``D`` then
+        ``S_era``), like any numeric candidate.
     monotonic_cst : array-like of int or dict, default=None
         Monotonic constraint per feature: 1 increasing, -1 decreasing, 0 none.
         It applies to the pooled leaf values under every ``split_type``.
     interaction_cst : {'pairwise', 'no_interactions'} or list of sets, default=None
-        Groups of features allowed to interact within a branch.
+        Groups of features allowed to interact within a branch. Indices
+        refer to the columns of X as given, categorical or not (scikit-learn
+        1.9 applies them after moving the categorical columns first, which
+        gives the same trees only when those columns already come first).
     warm_start : bool, default=False
         Not supported yet (``True`` raises ``NotImplementedError``).
     early_stopping : 'auto' or bool, default='auto'
@@ -780,6 +837,8 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
     eras_ : ndarray or None
         The distinct era labels seen in fit.
     n_eras_ : int
+    is_categorical_ : ndarray of bool (n_features,) or None
+        The categorical features; None when there are none.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
 

@@ -13,8 +13,8 @@ from time import perf_counter
 
 import numpy as np
 
-from ._common import HIST_DTYPE, NODE_DTYPE
-from ._splitting import split_indices
+from ._common import BITSET_DTYPE, HIST_DTYPE, NODE_DTYPE
+from ._splitting import split_indices, split_indices_categorical
 
 
 class HistogramPool:
@@ -279,11 +279,17 @@ class TreeGrower:
         node = heappop(self.splittable_nodes)
         info = node.split_info
         tic = perf_counter()
-        n_left = split_indices(
-            self.X_binned, info.feature_idx, info.bin_idx,
-            info.missing_go_to_left, self.n_bins_non_missing[info.feature_idx],
-            node.sample_indices, self.buffer[: node.n_samples], self.n_threads,
-        )
+        if info.is_categorical:
+            n_left = split_indices_categorical(
+                self.X_binned, info.feature_idx, info.left_cat_bitset,
+                node.sample_indices, self.buffer[: node.n_samples],
+                self.n_threads)
+        else:
+            n_left = split_indices(
+                self.X_binned, info.feature_idx, info.bin_idx,
+                info.missing_go_to_left, self.n_bins_non_missing[info.feature_idx],
+                node.sample_indices, self.buffer[: node.n_samples], self.n_threads,
+            )
         self.total_apply_split_time += perf_counter() - tic
         depth = node.depth + 1
         n_leaf_nodes = len(self.finalized_leaves) + len(self.splittable_nodes) + 2
@@ -376,6 +382,7 @@ class TreeGrower:
         from .predictor import TreePredictor
 
         nodes = np.zeros(self.n_nodes, dtype=NODE_DTYPE)
+        bitsets, n_known = [], []   # categorical splits, in node order
         # depth-first, left subtree before right: same order as scikit-learn
         order = []
         def visit(gnode):
@@ -394,7 +401,14 @@ class TreeGrower:
             rec["feature"] = f
             rec["bin_threshold"] = b
             rec["missing_left"] = info.missing_go_to_left
-            if b == self.n_bins_non_missing[f] - 1:
+            if info.is_categorical:
+                # threshold: number of known categories (0 .. k - 1)
+                rec["is_categorical"] = 1
+                rec["bitset_idx"] = len(bitsets)
+                rec["threshold"] = self.n_bins_non_missing[f]
+                bitsets.append(info.left_cat_bitset)
+                n_known.append(int(self.n_bins_non_missing[f]))
+            elif b == self.n_bins_non_missing[f] - 1:
                 rec["threshold"] = np.inf
             else:
                 rec["threshold"] = bin_thresholds[f][b]
@@ -405,4 +419,9 @@ class TreeGrower:
         if self.n_nodes + 100 > sys.getrecursionlimit():
             sys.setrecursionlimit(self.n_nodes + 100)
         visit(self.root)
-        return TreePredictor(nodes)
+        binned = np.array(bitsets, dtype=BITSET_DTYPE).reshape(-1, 8)
+        # raw category c is bin c; the missing-value bin k is not a category
+        raw = binned.copy()
+        for i, k in enumerate(n_known):
+            raw[i, k // 32] &= ~np.uint32(1 << (k % 32))
+        return TreePredictor(nodes, binned, raw)

@@ -6,6 +6,7 @@ from scratch with the formulas of the specification.
 import numpy as np
 
 MIN_HESSIAN = 1e-3
+MIN_CAT_SUPPORT = 10.0
 
 
 def score(G, H, lam):
@@ -31,11 +32,50 @@ def newton(G, H, lam):
     return 0.0 if d == 0 else -G / d
 
 
-def candidates(Xb, n_bins_non_missing, has_missing, rows):
-    """(feature, missing_left, bin, left_mask) in the engine's order."""
+def category_order(col, g, h, nbnm, has_missing):
+    """Bins of a categorical column in scikit-learn's order: those with a
+    hessian sum of at least MIN_CAT_SUPPORT rows (the missing-value bin
+    ``nbnm`` included when the feature has missing values), by increasing
+    ``sum g / (sum h + MIN_CAT_SUPPORT)``."""
+    support = len(col) / h.sum()
+    bins, values = [], []
+    for b in range(nbnm + int(has_missing)):
+        m = col == b
+        if h[m].sum() * support >= MIN_CAT_SUPPORT:
+            bins.append(b)
+            values.append(g[m].sum() / (h[m].sum() + MIN_CAT_SUPPORT))
+    return [bins[i] for i in np.argsort(values, kind="stable")]
+
+
+def categorical_candidates(col, g, h, nbnm, has_missing):
+    """(missing_left, set of left bins, left_mask): the prefixes of the
+    category order of up to ceil(n/2) categories from the start, then of up
+    to ceil(n/2) - 1 from the end."""
+    order = category_order(col, g, h, nbnm, has_missing)
+    n = len(order)
+    if n <= 1:
+        return
+    for seq, stop in ((order, (n + 1) // 2), (order[::-1], (n + 1) // 2 - 1)):
+        for i in range(stop):
+            left_bins = frozenset(seq[: i + 1])
+            yield nbnm in left_bins, left_bins, np.isin(col, list(left_bins))
+
+
+def candidates(Xb, n_bins_non_missing, has_missing, rows, is_categorical=None,
+               g=None, h=None):
+    """(feature, missing_left, bin, left_mask) in the engine's order.
+
+    For a categorical feature (``is_categorical[f]``, which needs the
+    node's ``g`` and ``h``), ``bin`` is the frozenset of the bins going left.
+    """
     for f in range(Xb.shape[1]):
         col = Xb[rows, f]
         nbnm = int(n_bins_non_missing[f])
+        if is_categorical is not None and is_categorical[f]:
+            for miss_left, left_bins, left in categorical_candidates(
+                    col, g, h, nbnm, has_missing[f]):
+                yield f, miss_left, left_bins, left
+            continue
         miss = col == nbnm
         for b in range(nbnm - 1 + int(has_missing[f])):
             yield f, False, b, (col <= b) & ~miss
@@ -86,14 +126,17 @@ def evaluate(left, g, h, eras, lam, alpha):
 
 def best_split(Xb, g, h, eras, rows, n_bins_non_missing, has_missing,
                split_type, alpha=0.0, lam=0.0, min_samples_leaf=1,
-               irf_penalty=0.0, min_samples_leaf_per_era=None):
+               irf_penalty=0.0, min_samples_leaf_per_era=None,
+               is_categorical=None):
     """The split SPEC.md chooses among the rows ``rows``, or None.
 
-    Returns (feature, bin, missing_left, key) where key is what was maximised.
+    Returns (feature, bin, missing_left, key) where key is what was maximised
+    (``bin``: the set of left bins for a categorical feature).
     """
     g, h, eras = g[rows], h[rows], eras[rows]
     best, best_key = None, None
-    for f, miss_left, b, left in candidates(Xb, n_bins_non_missing, has_missing, rows):
+    for f, miss_left, b, left in candidates(Xb, n_bins_non_missing, has_missing,
+                                            rows, is_categorical, g, h):
         nL = int(left.sum())
         nR = len(rows) - nL
         if nL < min_samples_leaf or nR < min_samples_leaf:

@@ -139,13 +139,6 @@ def test_staged_predict_and_n_iter(data):
     np.testing.assert_allclose(stages[-1], est.predict(X))
 
 
-def test_categorical_not_yet_supported():
-    pd = pytest.importorskip("pandas")
-    df = pd.DataFrame({"a": pd.Categorical(["x", "y"] * 50), "b": np.arange(100.0)})
-    with pytest.raises(NotImplementedError, match="categorical"):
-        HistGradientBoostingRegressor().fit(df, np.arange(100.0))
-
-
 def test_string_eras_give_the_same_model_as_integer_eras(data):
     X, y, eras = data
     names = np.array([f"week-{e:02d}" for e in eras])
