@@ -218,7 +218,7 @@ def _uses_feature(est, j):
 def test_worst_fold_refit_picks_the_invariant_model(cv):
     X, y, eras = _spurious_task(seed=0)
     grid = {"split_type": ["original", "era"]}
-    est = HistGradientBoostingRegressor(max_iter=30, early_stopping=False,
+    est = HistGradientBoostingRegressor(max_iter=20, early_stopping=False,
                                         random_state=0)
     kw = {"cv": cv, "scoring": "neg_mean_squared_error"}
     by_mean = GridSearchCV(est, grid, **kw).fit(X, y, groups=eras, eras=eras)
