@@ -342,7 +342,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             X_train, y_train, sample_weight_train = X, y, sample_weight
             if not validation_data_provided:
                 X_val = y_val = sample_weight_val = None
-        es_eras_train = None if codes_train is None else self.eras_[codes_train]
+        es_codes_train = codes_train  # era codes of the training rows, kept as is
 
         # -- binning --------------------------------------------------------------
         tic = perf_counter()
@@ -406,8 +406,8 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                                                  sample_weight_train,
                                                  self._random_seed)
                 X_small, y_small, sw_small, idx_small = small
-                eras_small = (None if es_eras_train is None
-                              else es_eras_train[idx_small])
+                eras_small = (None if es_codes_train is None
+                              else self.eras_[es_codes_train[idx_small]])
                 self._check_early_stopping_scorer(
                     X_small, y_small, sw_small, X_binned_val, y_val,
                     sample_weight_val,
