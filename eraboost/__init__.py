@@ -5,6 +5,16 @@ estimators that learn from data split into eras (environments) and prefer
 relationships holding in every era.
 """
 from .gradient_boosting import HistGradientBoostingRegressor
+from .metrics import era_scores, era_summary, make_era_scorer
+from .model_selection import EraKFold, EraTimeSeriesSplit, worst_fold_refit
 
-__all__ = ["HistGradientBoostingRegressor"]
+__all__ = [
+    "EraKFold",
+    "EraTimeSeriesSplit",
+    "HistGradientBoostingRegressor",
+    "era_scores",
+    "era_summary",
+    "make_era_scorer",
+    "worst_fold_refit",
+]
 __version__ = "0.1.0.dev0"

@@ -43,6 +43,7 @@ from ._predictor import add_leaf_values
 from ._splitting import Splitter
 from .binning import BinMapper
 from .grower import HistogramPool, TreeGrower, check_histogram_memory
+from .metrics import EraScorer
 
 _LOSSES = {
     "squared_error": HalfSquaredError,
@@ -341,6 +342,8 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self._use_validation_data = (self.validation_fraction is not None
                                      or validation_data_provided)
         codes_train = era_codes
+        # era labels of the rows early stopping scores (for an era scorer)
+        es_eras_val = None if eras_val is None else np.asarray(eras_val)
         if (self.do_early_stopping_ and self._use_validation_data
                 and not validation_data_provided):
             if era_codes is not None and self.n_eras_ >= 2:
@@ -351,6 +354,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 X_train, X_val = X[tr], X[val_mask]
                 y_train, y_val = y[tr], y[val_mask]
                 codes_train = era_codes[tr]
+                es_eras_val = self.eras_[era_codes[val_mask]]
                 if sample_weight is None:
                     sample_weight_train = sample_weight_val = None
                 else:
@@ -370,6 +374,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             X_train, y_train, sample_weight_train = X, y, sample_weight
             if not validation_data_provided:
                 X_val = y_val = sample_weight_val = None
+        es_codes_train = codes_train  # era codes of the training rows, kept as is
 
         # -- binning --------------------------------------------------------------
         tic = perf_counter()
@@ -445,11 +450,13 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                                                  sample_weight_train,
                                                  self._random_seed)
                 X_small, y_small, sw_small, idx_small = small
+                eras_small = (None if es_codes_train is None
+                              else self.eras_[es_codes_train[idx_small]])
                 self._check_early_stopping_scorer(
                     X_small, y_small, sw_small, X_binned_val, y_val,
                     sample_weight_val,
                     raw_predictions[idx_small] if scoring_is_predefined_string else None,
-                    raw_predictions_val)
+                    raw_predictions_val, eras_small, es_eras_val)
 
         gradient, hessian = self._loss.init_gradient_and_hessian(
             n_samples=n_samples, dtype=G_DTYPE, order="F")
@@ -538,7 +545,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                         X_small, y_small, sw_small, X_binned_val, y_val,
                         sample_weight_val,
                         raw_predictions[idx_small] if scoring_is_predefined_string else None,
-                        raw_predictions_val)
+                        raw_predictions_val, eras_small, es_eras_val)
             if self.verbose >= 2:
                 self._print_iteration_stats(it_start)
             if should_stop:
@@ -581,26 +588,43 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         sw = None if sample_weight_train is None else sample_weight_train[idx]
         return (np.ascontiguousarray(X_binned_train[idx]), y_train[idx], sw, idx)
 
-    def _score_with_raw_predictions(self, X, y, sample_weight, raw_predictions=None):
+    def _score_with_raw_predictions(self, X, y, sample_weight, raw_predictions=None,
+                                    eras=None):
         ctx = (nullcontext() if raw_predictions is None
                else _patch_raw_predict(self, raw_predictions))
         with ctx:
+            if isinstance(self._scorer, EraScorer):
+                # per-era scores are unweighted: every era counts once
+                return self._scorer(self, X, y, eras=eras)
             if sample_weight is None:
                 return self._scorer(self, X, y)
             return self._scorer(self, X, y, sample_weight=sample_weight)
 
     def _check_early_stopping_scorer(self, X_small, y_small, sw_small, X_val,
-                                     y_val, sw_val, raw_small=None, raw_val=None):
+                                     y_val, sw_val, raw_small=None, raw_val=None,
+                                     eras_small=None, eras_val=None):
+        if isinstance(self._scorer, EraScorer):
+            missing = [name for name, e, used in [
+                ("training", eras_small, True),
+                ("validation", eras_val, self._use_validation_data)]
+                if used and e is None]
+            if missing:
+                raise ValueError(
+                    f"scoring={self._scorer!r} scores era by era, but the eras "
+                    f"of the {missing[0]} rows of early stopping are unknown: "
+                    "pass fit(..., eras=...) with at least two eras (and "
+                    "eras_val with X_val)."
+                )
         self._in_fit = True
         try:
             y_small_dec = self._decode_y(y_small)
             self.train_score_.append(
                 self._score_with_raw_predictions(X_small, y_small_dec, sw_small,
-                                                 raw_small))
+                                                 raw_small, eras_small))
             if self._use_validation_data:
                 self.validation_score_.append(
                     self._score_with_raw_predictions(X_val, self._decode_y(y_val),
-                                                     sw_val, raw_val))
+                                                     sw_val, raw_val, eras_val))
                 return self._should_stop(self.validation_score_)
             return self._should_stop(self.train_score_)
         finally:
