@@ -21,6 +21,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state, resample
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import (
+    _check_monotonic_cst as _sk_check_monotonic_cst,
     _check_sample_weight,
     check_array,
     check_consistent_length,
@@ -68,33 +69,10 @@ def _fit_data_signature(n_samples, era_codes, era_labels):
 
 
 def _check_monotonic_cst(estimator, monotonic_cst, n_features):
-    if monotonic_cst is None:
-        return np.zeros(n_features, dtype=np.int8)
-    if isinstance(monotonic_cst, dict):
-        names = getattr(estimator, "feature_names_in_", None)
-        if names is None:
-            raise ValueError(
-                "monotonic_cst given as a dict needs X with feature names "
-                "(a pandas DataFrame)."
-            )
-        unknown = set(monotonic_cst) - set(names)
-        if unknown:
-            raise ValueError(
-                f"monotonic_cst names unknown features: {sorted(unknown)}."
-            )
-        cst = np.zeros(n_features, dtype=np.int8)
-        for i, name in enumerate(names):
-            cst[i] = monotonic_cst.get(name, 0)
-    else:
-        cst = np.asarray(monotonic_cst)
-        if cst.shape != (n_features,):
-            raise ValueError(
-                f"monotonic_cst has shape {cst.shape} but the input data X "
-                f"has {n_features} features."
-            )
-    if not np.isin(cst, (-1, 0, 1)).all():
-        raise ValueError("monotonic_cst must be an array-like of -1, 0 or 1.")
-    return cst.astype(np.int8)
+    """Monotonic constraints as int8 per feature (scikit-learn's checks and
+    error messages)."""
+    return np.asarray(_sk_check_monotonic_cst(estimator, monotonic_cst),
+                      dtype=np.int8)
 
 
 class BaseHistGradientBoosting(BaseEstimator, ABC):
@@ -202,15 +180,17 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             sets = [set(g) for g in groups]
         except TypeError:
             raise ValueError(
-                "interaction_cst must be a list of lists (or tuples/sets) of "
-                f"feature indices; got {self.interaction_cst!r}."
+                "Interaction constraints must be a sequence of tuples or lists, "
+                f"got: {self.interaction_cst!r}."
             ) from None
         for s in sets:
             for i in s:
                 if not (isinstance(i, Integral) and 0 <= i < n_features):
                     raise ValueError(
-                        "interaction_cst must name feature indices in "
-                        f"[0, {n_features - 1}]; got {i!r}."
+                        "Interaction constraints must consist of integer indices "
+                        f"in [0, n_features - 1] = [0, {n_features - 1}], "
+                        "specifying the position of features, got invalid "
+                        f"indices: {s!r}"
                     )
         rest = set(range(n_features)) - set().union(*sets)
         if rest:
@@ -292,8 +272,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 check_eras(eras_val, X_val.shape[0], name="eras_val")
             if self.early_stopping is False:
                 raise ValueError(
-                    "X_val and y_val are passed to fit while early_stopping is "
-                    "False; set early_stopping to 'auto' or True."
+                    "X_val and y_val are passed to fit while at the same time "
+                    "early_stopping is False. When passing X_val and y_val to "
+                    "fit, early_stopping should be set to either 'auto' or True."
                 )
         elif eras_val is not None:
             raise ValueError("eras_val is provided, but X_val was not provided.")
@@ -594,7 +575,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         """At most 10,000 training rows for scoring with a scorer."""
         if X_binned_train.shape[0] <= 10_000:
             return X_binned_train, y_train, sample_weight_train, slice(None)
-        stratify = y_train if hasattr(self._loss, "predict_proba") else None
+        stratify = y_train if is_classifier(self) else None
         idx = resample(np.arange(X_binned_train.shape[0]), n_samples=10_000,
                        replace=False, random_state=seed, stratify=stratify)
         sw = None if sample_weight_train is None else sample_weight_train[idx]
