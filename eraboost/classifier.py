@@ -236,7 +236,8 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
         p : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
-        return self._loss.predict_proba(self._raw_predict(X))
+        raw = self._raw_predict(X)  # raises NotFittedError before fit
+        return self._loss.predict_proba(raw)
 
     def staged_predict_proba(self, X):
         """Class probabilities after each iteration.
