@@ -1,4 +1,6 @@
 """Era-aware histogram gradient boosting classifier."""
+from typing import ClassVar
+
 import numpy as np
 from sklearn._loss.loss import BaseLoss, HalfBinomialLoss, HalfMultinomialLoss
 from sklearn.base import ClassifierMixin
@@ -128,7 +130,7 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
     (2, 2)
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         **BaseHistGradientBoosting._parameter_constraints,
         "loss": [StrOptions({"log_loss"}), BaseLoss],
         "class_weight": [dict, StrOptions({"balanced"}), None],

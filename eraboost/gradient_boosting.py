@@ -22,6 +22,8 @@ from sklearn.utils import check_random_state, resample
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import (
     _check_monotonic_cst as _sk_check_monotonic_cst,
+)
+from sklearn.utils.validation import (
     _check_sample_weight,
     check_array,
     check_consistent_length,

@@ -4,6 +4,7 @@ and input errors."""
 import numpy as np
 import pytest
 import sklearn
+from reference import best_split
 from scipy.special import expit
 from sklearn.ensemble import HistGradientBoostingClassifier as SkHGBC
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
@@ -12,8 +13,6 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from eraboost._eras import era_train_val_split
 from eraboost.demo import make_era_classification_data
-
-from reference import best_split
 
 SPLIT_TYPES = ["original", "era", "directional"]
 

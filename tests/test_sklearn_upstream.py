@@ -25,6 +25,7 @@ features, which this branch does not implement yet; set
 Cost: about 15-45 s on two cores (the upstream tests fit some 200 models).
 """
 import ast
+import importlib
 import json
 import os
 import pathlib
@@ -165,18 +166,17 @@ def write_upstream_tests(directory, with_categorical=False):
     return deselect
 
 
-def test_rewrite_imports_targets_eraboost():
+def test_rewrite_imports_targets_eraboost(tmp_path, monkeypatch):
     src = ("from sklearn.ensemble import (\n    HistGradientBoostingClassifier,\n"
            "    RandomForestClassifier,\n)\n"
            "def f():\n    from sklearn.ensemble import HistGradientBoostingRegressor"
            " as R\n    return R\n")
-    out = rewrite_imports(src)
-    namespace = {}
-    exec(compile(out, "<rewritten>", "exec"), namespace)
-    assert namespace["HistGradientBoostingClassifier"].__module__.startswith(
-        "eraboost.")
-    assert namespace["RandomForestClassifier"].__module__.startswith("sklearn.")
-    assert namespace["f"]().__module__.startswith("eraboost.")
+    (tmp_path / "rewritten_example.py").write_text(rewrite_imports(src))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("rewritten_example")
+    assert mod.HistGradientBoostingClassifier.__module__.startswith("eraboost.")
+    assert mod.RandomForestClassifier.__module__.startswith("sklearn.")
+    assert mod.f().__module__.startswith("eraboost.")
 
 
 def test_upstream_files_exist_and_name_the_deselected_tests():
@@ -198,7 +198,7 @@ def test_sklearn_upstream_hgb_tests_pass_on_eraboost(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
          "-rfEs", f"--junitxml={report}", *UPSTREAM_FILES],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800)
+        check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800)
     tail = proc.stdout[-6000:] + proc.stderr[-2000:]
     assert report.is_file(), tail
     suite = ET.parse(report).getroot()
