@@ -4,6 +4,7 @@ Drop-in replacements for scikit-learn's histogram gradient boosting
 estimators that learn from data split into eras (environments) and prefer
 relationships holding in every era.
 """
+from .classifier import HistGradientBoostingClassifier
 from .gradient_boosting import HistGradientBoostingRegressor
 from .metrics import era_scores, era_summary, make_era_scorer
 from .model_selection import EraKFold, EraTimeSeriesSplit, worst_fold_refit
@@ -11,6 +12,7 @@ from .model_selection import EraKFold, EraTimeSeriesSplit, worst_fold_refit
 __all__ = [
     "EraKFold",
     "EraTimeSeriesSplit",
+    "HistGradientBoostingClassifier",
     "HistGradientBoostingRegressor",
     "era_scores",
     "era_summary",

@@ -57,7 +57,8 @@ def check_eras(eras, n_samples, name="eras"):
     return codes.astype(np.int32).ravel(), labels
 
 
-def era_train_val_split(codes, validation_fraction, random_state):
+def era_train_val_split(codes, validation_fraction, random_state, y=None,
+                        n_trials=50):
     """Hold out whole eras for validation.
 
     Eras are taken in a seeded random order until the held-out rows reach
@@ -65,9 +66,34 @@ def era_train_val_split(codes, validation_fraction, random_state):
     rows); the stopping point closest to the target is kept. At least one era
     stays on each side.
 
+    With class labels ``y`` (classification), the split must also keep every
+    class on both sides: ``n_trials`` seeded era orders are tried (the first
+    is the order used without ``y``) and, among the stopping points of all
+    orders in which every class occurs both in the training eras and in the
+    held-out eras, the one whose held-out rows are closest to the target is
+    kept; ties go to the split whose held-out class proportions are closest
+    to those of all rows, then to the earliest order.
+
+    Parameters
+    ----------
+    codes : ndarray of int32, shape (n_samples,)
+        Era codes from :func:`check_eras`.
+    validation_fraction : float or int
+    random_state : int
+    y : ndarray of shape (n_samples,), default=None
+        Encoded class labels ``0 .. n_classes - 1``.
+    n_trials : int, default=50
+        Era orders tried when ``y`` is given.
+
     Returns
     -------
     val_mask : ndarray of bool, shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than two eras, or (with ``y``) if no split of
+        the eras keeps every class on both sides.
     """
     n = codes.shape[0]
     counts = np.bincount(codes)
@@ -77,11 +103,49 @@ def era_train_val_split(codes, validation_fraction, random_state):
     target = (validation_fraction * n if isinstance(validation_fraction, float)
               else float(validation_fraction))
     rng = np.random.RandomState(random_state)
-    order = rng.permutation(present)
-    cum = np.cumsum(counts[order])
-    # number of eras held out: 1 .. len-1, the one whose rows are closest
-    k = int(np.argmin(np.abs(cum[:-1] - target))) + 1
     val_eras = np.zeros(counts.size, dtype=bool)
+    if y is None:
+        order = rng.permutation(present)
+        cum = np.cumsum(counts[order])
+        # number of eras held out: 1 .. len-1, the one whose rows are closest
+        k = int(np.argmin(np.abs(cum[:-1] - target))) + 1
+        val_eras[order[:k]] = True
+        return val_eras[codes]
+
+    y = np.asarray(y).astype(np.intp)
+    n_classes = int(y.max()) + 1
+    # rows of each class in each era, shape (n_era_codes, n_classes)
+    per_era = np.zeros((counts.size, n_classes), dtype=np.int64)
+    np.add.at(per_era, (codes, y), 1)
+    total = per_era.sum(axis=0)
+    share = total / n
+    best = None  # (row distance, class distance, trial, order, k)
+    for trial in range(n_trials):
+        order = rng.permutation(present)
+        cum_cls = np.cumsum(per_era[order], axis=0)[:-1]  # held-out prefixes
+        ok = (cum_cls > 0).all(axis=1) & (cum_cls < total).all(axis=1)
+        if not ok.any():
+            continue
+        rows = cum_cls.sum(axis=1)
+        row_dist = np.abs(rows - target)
+        cls_dist = np.abs(cum_cls / rows[:, None] - share).sum(axis=1)
+        cand = np.flatnonzero(ok)
+        k = cand[np.lexsort((cls_dist[cand], row_dist[cand]))[0]]
+        key = (row_dist[k], cls_dist[k], trial)
+        if best is None or key < best[0]:
+            best = (key, order, k + 1)
+    if best is None:
+        single = [c for c in range(n_classes)
+                  if np.count_nonzero(per_era[:, c]) < 2]
+        why = (f"class(es) {single} occur in a single era" if single else
+               f"no split found in {n_trials} random orders of the eras")
+        raise ValueError(
+            "Cannot hold out whole eras for early stopping with every class "
+            f"in both the training and the validation eras: {why}. Pass "
+            "X_val, y_val and eras_val to fit, set validation_fraction=None, "
+            "or set early_stopping=False."
+        )
+    _, order, k = best
     val_eras[order[:k]] = True
     return val_eras[codes]
 

@@ -53,6 +53,47 @@ def make_era_data(n_eras=40, rows_per_era=1000, n_noise=6, spurious_sign=1.0,
     return X.astype(np.int8), y, eras, edges
 
 
+def make_era_classification_data(n_eras=40, rows_per_era=150, n_classes=2,
+                                 separation=2.0, n_noise=4, seed=0):
+    """Synthetic era classification data with an era-specific shortcut.
+
+    Modelled on the synthetic memorization task of the era-splitting paper
+    (DeLise, section 5.2). Column 0 is a *stable* feature, weaker but the
+    same in every era: its mean is ``separation * class``. Column 1 is a
+    *shortcut*: within each era it separates the classes perfectly (each
+    class occupies its own narrow band), but each era has its own centre for
+    the bands (uniform in [-10, 10]) and its own order of the classes along
+    them (a random permutation; for two classes, the direction flips). A
+    pooled model can memorize the training eras through it; in new eras it
+    is worthless. The other columns are noise.
+
+    Parameters
+    ----------
+    n_eras, rows_per_era, n_classes : int
+    separation : float
+        Class separation of the stable feature (in its noise's units).
+    n_noise : int
+    seed : int
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n_eras * rows_per_era, 2 + n_noise)
+    y : ndarray of int, classes 0 .. n_classes - 1
+    eras : ndarray of int
+    """
+    rng = np.random.RandomState(seed)
+    eras = np.repeat(np.arange(n_eras), rows_per_era)
+    n = eras.size
+    y = rng.randint(0, n_classes, size=n)
+    stable = separation * y + rng.normal(size=n)
+    centre = rng.uniform(-10.0, 10.0, size=n_eras)[eras]
+    order = np.array([rng.permutation(n_classes) for _ in range(n_eras)])
+    band = 0.3
+    shortcut = centre + band * order[eras, y] + rng.uniform(0, band / 2, size=n)
+    X = np.column_stack([stable, shortcut, rng.normal(size=(n, n_noise))])
+    return X, y, eras
+
+
 def _era_corr(y, pred, eras):
     out = []
     for e in np.unique(eras):

@@ -1,4 +1,5 @@
 """Era-aware histogram gradient boosting estimators (the fit loop)."""
+import hashlib
 from abc import ABC, abstractmethod
 from contextlib import contextmanager, nullcontext
 from numbers import Integral, Real
@@ -13,12 +14,15 @@ from sklearn._loss.loss import (
     HalfSquaredError,
     PinballLoss,
 )
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.metrics._scorer import _SCORERS
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state, resample
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils.validation import (
+    _check_monotonic_cst as _sk_check_monotonic_cst,
+)
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_array,
@@ -64,34 +68,21 @@ def _patch_raw_predict(estimator, raw_predictions):
         del estimator._raw_predict
 
 
+def _fit_data_signature(n_samples, era_codes, era_labels):
+    """Number of rows and a digest of the eras, to check warm starts."""
+    if era_codes is None:
+        return n_samples, None
+    digest = hashlib.blake2b(np.ascontiguousarray(era_codes).tobytes(),
+                             digest_size=16)
+    digest.update(repr(np.asarray(era_labels).tolist()).encode())
+    return n_samples, digest.hexdigest()
+
+
 def _check_monotonic_cst(estimator, monotonic_cst, n_features):
-    if monotonic_cst is None:
-        return np.zeros(n_features, dtype=np.int8)
-    if isinstance(monotonic_cst, dict):
-        names = getattr(estimator, "feature_names_in_", None)
-        if names is None:
-            raise ValueError(
-                "monotonic_cst given as a dict needs X with feature names "
-                "(a pandas DataFrame)."
-            )
-        unknown = set(monotonic_cst) - set(names)
-        if unknown:
-            raise ValueError(
-                f"monotonic_cst names unknown features: {sorted(unknown)}."
-            )
-        cst = np.zeros(n_features, dtype=np.int8)
-        for i, name in enumerate(names):
-            cst[i] = monotonic_cst.get(name, 0)
-    else:
-        cst = np.asarray(monotonic_cst)
-        if cst.shape != (n_features,):
-            raise ValueError(
-                f"monotonic_cst has shape {cst.shape} but the input data X "
-                f"has {n_features} features."
-            )
-    if not np.isin(cst, (-1, 0, 1)).all():
-        raise ValueError("monotonic_cst must be an array-like of -1, 0 or 1.")
-    return cst.astype(np.int8)
+    """Monotonic constraints as int8 per feature (scikit-learn's checks and
+    error messages)."""
+    return np.asarray(_sk_check_monotonic_cst(estimator, monotonic_cst),
+                      dtype=np.int8)
 
 
 class BaseHistGradientBoosting(BaseEstimator, ABC):
@@ -218,15 +209,17 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             sets = [set(g) for g in groups]
         except TypeError:
             raise ValueError(
-                "interaction_cst must be a list of lists (or tuples/sets) of "
-                f"feature indices; got {self.interaction_cst!r}."
+                "Interaction constraints must be a sequence of tuples or lists, "
+                f"got: {self.interaction_cst!r}."
             ) from None
         for s in sets:
             for i in s:
                 if not (isinstance(i, Integral) and 0 <= i < n_features):
                     raise ValueError(
-                        "interaction_cst must name feature indices in "
-                        f"[0, {n_features - 1}]; got {i!r}."
+                        "Interaction constraints must consist of integer indices "
+                        f"in [0, n_features - 1] = [0, {n_features - 1}], "
+                        "specifying the position of features, got invalid "
+                        f"indices: {s!r}"
                     )
         rest = set(range(n_features)) - set().union(*sets)
         if rest:
@@ -271,10 +264,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         """
         fit_start = perf_counter()
         alpha = self._check_alpha()
-        if self.warm_start:
-            raise NotImplementedError(
-                "warm_start=True is not supported in this version of eraboost."
-            )
+        warm = self.warm_start and self._is_fitted()
         X = self._check_X(X, reset=True)
         y = self._encode_y(self._check_y(y))
         check_consistent_length(X, y)
@@ -284,9 +274,13 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         sample_weight = self._finalize_sample_weight(sample_weight, y)
 
         if eras is not None:
-            era_codes, self.eras_ = check_eras(eras, n_samples)
+            era_codes, era_labels = check_eras(eras, n_samples)
         else:
-            era_codes, self.eras_ = None, None
+            era_codes, era_labels = None, None
+        signature = _fit_data_signature(n_samples, era_codes, era_labels)
+        if warm:
+            self._check_warm_start_data(signature)
+        self.eras_ = era_labels
         self.n_eras_ = 1 if era_codes is None else len(self.eras_)
         era_options = self._era_options()
         if era_options and self.n_eras_ < 2:
@@ -308,17 +302,21 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 check_eras(eras_val, X_val.shape[0], name="eras_val")
             if self.early_stopping is False:
                 raise ValueError(
-                    "X_val and y_val are passed to fit while early_stopping is "
-                    "False; set early_stopping to 'auto' or True."
+                    "X_val and y_val are passed to fit while at the same time "
+                    "early_stopping is False. When passing X_val and y_val to "
+                    "fit, early_stopping should be set to either 'auto' or True."
                 )
         elif eras_val is not None:
             raise ValueError("eras_val is provided, but X_val was not provided.")
 
-        rng = check_random_state(self.random_state)
-        self._random_seed = rng.randint(np.iinfo(np.uint32).max, dtype="u8")
-        self._feature_subsample_rng = np.random.default_rng(
-            rng.randint(np.iinfo(np.uint32).max, dtype="u8")
-        )
+        if not warm:
+            # warm start keeps the first fit's seed (same binning and
+            # validation split) and continues its feature-subsampling stream
+            rng = check_random_state(self.random_state)
+            self._random_seed = rng.randint(np.iinfo(np.uint32).max, dtype="u8")
+            self._feature_subsample_rng = np.random.default_rng(
+                rng.randint(np.iinfo(np.uint32).max, dtype="u8")
+            )
         monotonic_cst = _check_monotonic_cst(self, self.monotonic_cst, n_features)
         if self.is_categorical_ is not None:
             monotonic_cst = remap_monotonic_cst(monotonic_cst, self.is_categorical_)
@@ -348,8 +346,11 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 and not validation_data_provided):
             if era_codes is not None and self.n_eras_ >= 2:
                 # hold out whole eras: early stopping measures out-of-era skill
-                val_mask = era_train_val_split(era_codes, self.validation_fraction,
-                                               int(self._random_seed % (2**32)))
+                # classifiers: keep every class on both sides
+                val_mask = era_train_val_split(
+                    era_codes, self.validation_fraction,
+                    int(self._random_seed % (2**32)),
+                    y=y if is_classifier(self) else None)
                 tr = ~val_mask
                 X_train, X_val = X[tr], X[val_mask]
                 y_train, y_val = y[tr], y[val_mask]
@@ -422,20 +423,44 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self._n_eras_hist = n_eras_hist
 
         # -- boosting state --------------------------------------------------------
-        self._baseline_prediction = self._loss.fit_intercept_only(
-            y_true=y_train, sample_weight=sample_weight_train).reshape((1, -1))
         K = self.n_trees_per_iteration_
-        raw_predictions = np.zeros((n_samples, K), dtype=Y_DTYPE, order="F")
-        raw_predictions += self._baseline_prediction
-        self._predictors = predictors = []
-        self._scorer = None
-        raw_predictions_val = None
-        self.train_score_ = []
-        self.validation_score_ = []
         scoring_is_predefined_string = self.scoring in _SCORERS
         need_raw_predictions_val = X_binned_val is not None and (
             scoring_is_predefined_string or self.scoring == "loss")
-        if self.do_early_stopping_:
+        if warm:
+            if self.max_iter < self.n_iter_:
+                raise ValueError(
+                    f"max_iter={self.max_iter} must be larger than or equal to "
+                    f"n_iter_={self.n_iter_} when warm_start==True"
+                )
+            predictors = self._predictors
+            begin_at_stage = len(predictors)
+            self.train_score_ = list(self.train_score_)
+            self.validation_score_ = list(self.validation_score_)
+            raw_predictions = self._raw_predict_binned(X_binned_train, n_threads)
+            raw_predictions_val = None
+            if self.do_early_stopping_ and need_raw_predictions_val:
+                raw_predictions_val = self._raw_predict_binned(X_binned_val,
+                                                               n_threads)
+            if self.do_early_stopping_ and self.scoring != "loss":
+                self._scorer = check_scoring(self, self.scoring)
+                X_small, y_small, sw_small, idx_small = self._get_small_trainset(
+                    X_binned_train, y_train, sample_weight_train,
+                    self._random_seed)
+                eras_small = (None if es_codes_train is None
+                              else self.eras_[es_codes_train[idx_small]])
+        else:
+            begin_at_stage = 0
+            self._baseline_prediction = self._loss.fit_intercept_only(
+                y_true=y_train, sample_weight=sample_weight_train).reshape((1, -1))
+            raw_predictions = np.zeros((n_samples, K), dtype=Y_DTYPE, order="F")
+            raw_predictions += self._baseline_prediction
+            self._predictors = predictors = []
+            self._scorer = None
+            raw_predictions_val = None
+            self.train_score_ = []
+            self.validation_score_ = []
+        if self.do_early_stopping_ and not warm:
             if need_raw_predictions_val:
                 raw_predictions_val = np.zeros((X_binned_val.shape[0], K),
                                                dtype=Y_DTYPE, order="F")
@@ -484,7 +509,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         if self.verbose:
             print("Fitting gradient boosted rounds:")
 
-        for iteration in range(self.max_iter):
+        for iteration in range(begin_at_stage, self.max_iter):
             if self.verbose >= 2:
                 it_start = perf_counter()
                 print(f"[{iteration + 1}/{self.max_iter}] ", end="", flush=True)
@@ -563,6 +588,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             print(f"{'Time spent predicting:':<32} {t_pred:.3f}s")
         self.train_score_ = np.asarray(self.train_score_)
         self.validation_score_ = np.asarray(self.validation_score_)
+        self._fit_signature = signature
         return self
 
     def _era_options(self):
@@ -577,12 +603,50 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 f"min_samples_leaf_per_era={self.min_samples_leaf_per_era!r}")
         return options
 
+    # -- warm start ----------------------------------------------------------
+    def _is_fitted(self):
+        return len(getattr(self, "_predictors", [])) > 0
+
+    def _check_warm_start_data(self, signature):
+        """With warm start, the rows and eras must be those of the first fit."""
+        n_prev, eras_prev = self._fit_signature
+        n_now, eras_now = signature
+        if n_now != n_prev:
+            raise ValueError(
+                f"warm_start=True continues the previous fit, which had "
+                f"{n_prev} training rows, but X has {n_now} rows. Pass the "
+                "same data again, or set warm_start=False to start afresh."
+            )
+        if (eras_prev is None) != (eras_now is None):
+            now, prev = (("without", "with") if eras_now is None
+                         else ("with", "without"))
+            raise ValueError(
+                f"warm_start=True: fit was called {now} eras but the "
+                f"previous fit was {prev} eras; pass the same eras again, or "
+                "set warm_start=False to start afresh."
+            )
+        if eras_now != eras_prev:
+            raise ValueError(
+                "warm_start=True: the eras differ from those of the previous "
+                "fit; pass the same eras again (same label for each row), or "
+                "set warm_start=False to start afresh."
+            )
+
+    def _raw_predict_binned(self, X_binned, n_threads):
+        """Raw predictions of the current trees for binned rows."""
+        raw = np.zeros((X_binned.shape[0], self.n_trees_per_iteration_),
+                       dtype=Y_DTYPE, order="F")
+        raw += self._baseline_prediction
+        for stage in self._predictors:
+            self._add_stage(X_binned, stage, raw, True, n_threads)
+        return raw
+
     # -- early stopping ----------------------------------------------------------
     def _get_small_trainset(self, X_binned_train, y_train, sample_weight_train, seed):
         """At most 10,000 training rows for scoring with a scorer."""
         if X_binned_train.shape[0] <= 10_000:
             return X_binned_train, y_train, sample_weight_train, slice(None)
-        stratify = y_train if hasattr(self._loss, "predict_proba") else None
+        stratify = y_train if is_classifier(self) else None
         idx = resample(np.arange(X_binned_train.shape[0]), n_samples=10_000,
                        replace=False, random_state=seed, stratify=stratify)
         sw = None if sample_weight_train is None else sample_weight_train[idx]
@@ -793,7 +857,11 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         1.9 applies them after moving the categorical columns first, which
         gives the same trees only when those columns already come first).
     warm_start : bool, default=False
-        Not supported yet (``True`` raises ``NotImplementedError``).
+        Reuse the trees of the previous fit and add more iterations (up to
+        ``max_iter``). Fit must be given the same data, and with eras the
+        same eras: a different number of rows or different eras raise
+        ``ValueError``. The warm-started fit grows the same trees as one
+        long fit.
     early_stopping : 'auto' or bool, default='auto'
         Early stopping; 'auto' enables it when there are more than 10,000 rows.
     scoring : str, callable or None, default='loss'
