@@ -44,11 +44,6 @@ def _estimator_class(task):
     return cls
 
 
-def _infer_task(y):
-    """'regression' for a numeric target, 'classification' otherwise."""
-    return "regression" if y.dtype.kind in "iuf" else "classification"
-
-
 def _parse_value(text):
     """A Python literal (numbers, True, None, 'inf'...) or the text itself."""
     low = text.strip().lower()
@@ -154,11 +149,33 @@ def _check_eras(eras, null_count, name, path):
         raise CLIError(f"era column {name!r} of {path} has missing values")
 
 
-def _read_training_data(args, note):
+def _infer_task(table, target):
+    """'regression' for a numeric target column, 'classification' otherwise."""
+    return "regression" if target in table.numeric_columns() else "classification"
+
+
+def _make_estimator(args, table):
+    """The estimator of ``train``, its parameters checked before any reading."""
+    task = args.task if args.task != "auto" else _infer_task(table, args.target)
+    cls = _estimator_class(task)
+    params = {"random_state": 0}
+    if args.split_type is not None:
+        params["split_type"] = args.split_type
+    if args.boltzmann_alpha is not None:
+        params["boltzmann_alpha"] = args.boltzmann_alpha
+    params.update(_parse_params(args.param))
+    valid = cls().get_params()
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise CLIError(f"unknown parameter {unknown[0]!r} of {cls.__name__}; "
+                       f"valid ones: {', '.join(sorted(valid))}")
+    est = cls(**params)
+    est._validate_params()   # scikit-learn's checks, as fit does them
+    return est, task, params
+
+
+def _read_training_data(args, table, note):
     tic = perf_counter()
-    table = _open(args.data)
-    table.check_columns([args.target], "target column")
-    table.check_columns([args.era], "era column")
     features = _select_features(table, args)
     X, cols, nulls = table.read(features, [args.target, args.era])
     y, eras = cols[args.target], cols[args.era]
@@ -175,21 +192,11 @@ def cmd_train(args):
     from ._progress import TrainingProgress
 
     progress = TrainingProgress(quiet=args.quiet)
-    X, y, eras, features = _read_training_data(args, progress.message)
-    task = args.task if args.task != "auto" else _infer_task(y)
-    cls = _estimator_class(task)
-    params = {"random_state": 0}
-    if args.split_type is not None:
-        params["split_type"] = args.split_type
-    if args.boltzmann_alpha is not None:
-        params["boltzmann_alpha"] = args.boltzmann_alpha
-    params.update(_parse_params(args.param))
-    valid = cls().get_params()
-    unknown = sorted(set(params) - set(valid))
-    if unknown:
-        raise CLIError(f"unknown parameter {unknown[0]!r} of {cls.__name__}; "
-                       f"valid ones: {', '.join(sorted(valid))}")
-    est = cls(**params)
+    table = _open(args.data)
+    table.check_columns([args.target], "target column")
+    table.check_columns([args.era], "era column")
+    est, task, params = _make_estimator(args, table)
+    X, y, eras, features = _read_training_data(args, table, progress.message)
     est._iteration_callback = progress
     tic = perf_counter()
     try:
