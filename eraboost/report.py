@@ -140,7 +140,8 @@ def plot_era_scores(path, labels, scores, metric):
     _era_axis(ax, labels)
     ax.set_ylabel(metric)
     ax.set_title(f"Per-era {metric}")
-    ax.legend(fontsize=8, framealpha=0.9)
+    ax.legend(fontsize=8, frameon=False, loc="upper left",
+              bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -158,7 +159,8 @@ def plot_cumulative(path, labels, scores, metric):
     _era_axis(ax, labels)
     ax.set_ylabel(f"cumulative {metric}")
     ax.set_title(f"Cumulative {metric} over eras")
-    ax.legend(fontsize=8, framealpha=0.9)
+    ax.legend(fontsize=8, frameon=False, loc="upper left",
+              bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
