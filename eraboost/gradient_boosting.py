@@ -573,7 +573,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                         raw_predictions_val, eras_small, es_eras_val)
             if self.verbose >= 2:
                 self._print_iteration_stats(it_start)
-            if should_stop:
+            if self._report_iteration(iteration) or should_stop:
                 break
 
         self._histogram_bytes = pool.nbytes
@@ -715,6 +715,30 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             return False
         reference = scores[-ref] + self.tol
         return not any(s > reference for s in scores[-ref + 1:])
+
+    def _report_iteration(self, iteration):
+        """Call the per-iteration hook ``self._iteration_callback``, if set.
+
+        A private hook for progress displays (the command line uses it).
+        Set it on an estimator before ``fit`` to any callable
+        ``callback(iteration, max_iter, train_score, validation_score)``; it
+        is called after each boosting iteration with the number of
+        iterations done so far, ``max_iter`` and the latest early-stopping
+        scores (None when early stopping is off, or when there is no
+        validation set). When it returns True, fitting stops there: the
+        estimator keeps the iterations done, and ``n_iter_``, the trees,
+        ``train_score_`` and ``validation_score_`` stay consistent. The fit
+        loop never catches ``KeyboardInterrupt`` itself: a caller that wants
+        Ctrl-C to keep the trees turns SIGINT into a stop request of its
+        callback (see ``eraboost/cli.py``). The hook is not a parameter:
+        ``clone`` drops it.
+        """
+        callback = getattr(self, "_iteration_callback", None)
+        if callback is None:
+            return False
+        train = self.train_score_[-1] if self.train_score_ else None
+        val = self.validation_score_[-1] if self.validation_score_ else None
+        return bool(callback(iteration + 1, self.max_iter, train, val))
 
     def _print_iteration_stats(self, start):
         msg = ""

@@ -1,0 +1,195 @@
+"""Reading and writing the tables of the command line (parquet or CSV).
+
+Only the columns asked for are read, batch by batch, straight into one
+preallocated 2-D feature array of the columns' common type: int8 columns
+stay int8 (no float64 copy); a mix of int8 and float32 gives float32. An
+integer feature with missing values turns the array into floats (NaN).
+Needs ``pyarrow`` (``pip install eraboost[cli]``), imported lazily.
+"""
+from pathlib import Path
+
+import numpy as np
+
+_BATCH_ROWS = 1 << 16
+
+
+class TableError(ValueError):
+    """A table that cannot be used: unreadable, missing column, bad value."""
+
+
+def _pyarrow():
+    try:
+        import pyarrow
+        import pyarrow.csv
+        import pyarrow.parquet
+    except ImportError:
+        raise TableError(
+            "reading tables needs pyarrow: pip install 'eraboost[cli]'"
+        ) from None
+    return pyarrow
+
+
+def table_format(path):
+    """``"csv"`` for .csv/.csv.gz/.csv.bz2 files, ``"parquet"`` otherwise."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] in (".gz", ".bz2"):
+        suffixes = suffixes[:-1]
+    return "csv" if suffixes and suffixes[-1] in (".csv", ".txt") else "parquet"
+
+
+def _first_line(exc):
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+class Table:
+    """An open table: its column names and a reader of chosen columns.
+
+    Parameters
+    ----------
+    path : str or Path
+        A parquet file or a CSV file (see :func:`table_format`).
+    """
+
+    def __init__(self, path):
+        pa = _pyarrow()
+        self.path = str(path)
+        self.format = table_format(path)
+        if not Path(path).is_file():
+            raise TableError(f"cannot read {self.path}: no such file")
+        try:
+            if self.format == "parquet":
+                self._file = pa.parquet.ParquetFile(self.path, memory_map=True)
+                self.schema = self._file.schema_arrow
+                self.n_rows = self._file.metadata.num_rows
+            else:
+                self._file = None
+                with pa.csv.open_csv(self.path) as reader:
+                    self.schema = reader.schema
+                self.n_rows = None
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise TableError(
+                f"cannot read {self.path} as {self.format}: {_first_line(exc)}"
+            ) from None
+        self.columns = list(self.schema.names)
+
+    def check_columns(self, names, what="column"):
+        """Raise a TableError naming the columns of ``names`` not in the table."""
+        missing = [c for c in names if c not in self.columns]
+        if missing:
+            shown = ", ".join(repr(c) for c in missing[:5])
+            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+            raise TableError(
+                f"{self.path} has no {what} {shown}{more} "
+                f"({len(missing)} of {len(names)} missing)"
+            )
+
+    def numeric_columns(self):
+        """Names of the integer, floating point and boolean columns."""
+        pa = _pyarrow()
+        t = pa.types
+        return [f.name for f in self.schema
+                if t.is_integer(f.type) or t.is_floating(f.type)
+                or t.is_boolean(f.type)]
+
+    def _batches(self, columns):
+        """Schema of ``columns`` and an iterable of record batches of them."""
+        pa = _pyarrow()
+        try:
+            if self.format == "parquet":
+                schema = pa.schema([self.schema.field(c) for c in columns])
+                return schema, self._file.iter_batches(batch_size=_BATCH_ROWS,
+                                                       columns=columns)
+            # CSV: whole-file type inference, then batches of the table
+            opts = pa.csv.ConvertOptions(include_columns=columns)
+            table = pa.csv.read_csv(self.path, convert_options=opts)
+            return table.schema, table.to_batches(max_chunksize=_BATCH_ROWS)
+        except (pa.ArrowException, OSError) as exc:
+            raise TableError(
+                f"cannot read {self.path}: {_first_line(exc)}") from None
+
+    def read(self, features, others=()):
+        """Read the feature array and other columns.
+
+        Parameters
+        ----------
+        features : list of str
+            Numeric columns, in this order, as the columns of ``X``.
+        others : list of str
+            Other columns (target, era, ids...), read as 1-D arrays.
+
+        Returns
+        -------
+        X : ndarray of shape (n_rows, len(features)), Fortran order
+            Of the common numpy type of the feature columns.
+        columns : dict of str to ndarray
+            The ``others`` columns.
+        null_counts : dict of str to int
+            The number of missing values in each of the ``others`` columns.
+        """
+        pa = _pyarrow()
+        features, others = list(features), list(others)
+        self.check_columns(features + others)
+        wanted = list(dict.fromkeys(features + others))
+        schema, batches = self._batches(wanted)
+        t = pa.types
+        for name in features:
+            kind = schema.field(name).type
+            if not (t.is_integer(kind) or t.is_floating(kind)
+                    or t.is_boolean(kind)):
+                raise TableError(
+                    f"feature column {name!r} of {self.path} has type {kind}; "
+                    "features must be numeric (integer, float or boolean)"
+                )
+        dtypes = [schema.field(c).type.to_pandas_dtype() for c in features]
+        dtype = np.result_type(*dtypes) if dtypes else np.float32
+        if self.n_rows is None:
+            batches = list(batches)
+            n_rows = sum(b.num_rows for b in batches)
+        else:
+            n_rows = self.n_rows
+        X = np.empty((n_rows, len(features)), dtype=dtype, order="F")
+        parts = {c: [] for c in others}
+        start = 0
+        try:
+            for batch in batches:
+                stop = start + batch.num_rows
+                for j, name in enumerate(features):
+                    col = batch.column(name)
+                    if col.null_count and X.dtype.kind in "iub":
+                        X = X.astype(np.result_type(X.dtype, np.float32),
+                                     order="F")
+                    X[start:stop, j] = col.to_numpy(zero_copy_only=False)
+                for name in others:
+                    parts[name].append(batch.column(name))
+                start = stop
+        except (pa.ArrowException, OSError) as exc:
+            raise TableError(
+                f"cannot read {self.path}: {_first_line(exc)}") from None
+        if start != n_rows:
+            raise TableError(f"{self.path}: read {start} rows, expected {n_rows}")
+        columns, null_counts = {}, {}
+        for name, chunks in parts.items():
+            arr = pa.chunked_array(chunks, type=schema.field(name).type)
+            null_counts[name] = arr.null_count
+            columns[name] = arr.to_numpy()
+        return X, columns, null_counts
+
+
+def write_table(path, columns):
+    """Write named 1-D arrays as a parquet or CSV file (by its extension).
+
+    Parameters
+    ----------
+    path : str or Path
+    columns : dict of str to ndarray
+    """
+    pa = _pyarrow()
+    table = pa.table({name: pa.array(values) for name, values in columns.items()})
+    try:
+        if table_format(path) == "csv":
+            pa.csv.write_csv(table, str(path))
+        else:
+            pa.parquet.write_table(table, str(path))
+    except (pa.ArrowException, OSError) as exc:
+        raise TableError(f"cannot write {path}: {_first_line(exc)}") from None

@@ -1,0 +1,166 @@
+"""Per-era report of one or more models: scores, summary, plots.
+
+:func:`write_report` writes, into a folder:
+
+- ``era_scores.csv``: one row per era (sorted by era label, the time order
+  of :func:`eraboost.metrics.era_summary`), one column per model;
+- ``summary.csv``: one row per model, :func:`eraboost.metrics.era_summary`
+  of its per-era scores (mean, std, Sharpe, worst era and its label, share
+  of positive eras, maximum drawdown, number of eras);
+- ``era_scores.png``: the per-era scores as bars, the models side by side;
+- ``cumulative.png``: the cumulative score over eras, one line per model.
+
+The plots need matplotlib (``pip install eraboost[cli]``); it is imported
+lazily, with the non-interactive Agg backend.
+"""
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from .metrics import _METRICS, era_scores, era_summary
+
+SUMMARY_FIELDS = ("model", "metric", "mean", "std", "sharpe", "worst",
+                  "worst_era", "positive_share", "max_drawdown", "n_eras")
+
+
+def compare_models(predictions, y_true, eras, metric="pearson"):
+    """Per-era scores and summaries of several models' predictions.
+
+    Parameters
+    ----------
+    predictions : dict of str to ndarray of shape (n_samples,)
+        Predictions of each model, by model name.
+    y_true : ndarray of shape (n_samples,)
+    eras : ndarray of shape (n_samples,)
+    metric : str, default="pearson"
+        A metric of :func:`eraboost.metrics.era_scores`.
+
+    Returns
+    -------
+    labels : ndarray of shape (n_eras,)
+        The sorted era labels.
+    scores : dict of str to ndarray of shape (n_eras,)
+    summaries : dict of str to dict
+        :func:`~eraboost.metrics.era_summary` of each model's scores, plus
+        ``"worst_era"``, the label of the worst era.
+    """
+    greater = metric not in _METRICS or _METRICS[metric][1] > 0
+    labels, scores, summaries = None, {}, {}
+    for name, pred in predictions.items():
+        labels, s = era_scores(y_true, pred, eras, metric, return_eras=True)
+        scores[name] = s
+        summary = era_summary(s, greater_is_better=greater)
+        worst = int(np.argmin(s) if greater else np.argmax(s))
+        summary["worst_era"] = _plain(labels[worst])
+        summaries[name] = summary
+    return labels, scores, summaries
+
+
+def _plain(value):
+    return value.item() if hasattr(value, "item") else value
+
+
+def write_report(out_dir, labels, scores, summaries, metric):
+    """Write the CSV files and the PNG plots of a report.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Created if needed.
+    labels, scores, summaries :
+        As returned by :func:`compare_models`.
+    metric : str
+        Name of the metric (for headers and axis labels).
+
+    Returns
+    -------
+    paths : list of Path
+        The files written.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    names = list(scores)
+    paths = [out / "era_scores.csv", out / "summary.csv",
+             out / "era_scores.png", out / "cumulative.png"]
+    with open(paths[0], "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["era"] + names)
+        for i, label in enumerate(labels):
+            writer.writerow([_plain(label)] + [repr(float(scores[n][i]))
+                                               for n in names])
+    with open(paths[1], "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(SUMMARY_FIELDS)
+        for n in names:
+            s = summaries[n]
+            writer.writerow([n, metric] + [
+                repr(s[k]) if isinstance(s[k], float) else s[k]
+                for k in SUMMARY_FIELDS[2:]])
+    plot_era_scores(paths[2], labels, scores, metric)
+    plot_cumulative(paths[3], labels, scores, metric)
+    return paths
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise ValueError(
+            "the report's plots need matplotlib: pip install 'eraboost[cli]'"
+        ) from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _era_axis(ax, labels):
+    n = len(labels)
+    step = max(1, int(np.ceil(n / 20)))
+    ticks = np.arange(0, n, step)
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([str(_plain(labels[i])) for i in ticks], rotation=45,
+                       ha="right", fontsize=7)
+    ax.set_xlabel("era")
+    ax.set_xlim(-0.7, n - 0.3)
+
+
+def plot_era_scores(path, labels, scores, metric):
+    """Bars of the per-era scores, the models side by side, to a PNG file."""
+    plt = _pyplot()
+    n, k = len(labels), len(scores)
+    fig, ax = plt.subplots(figsize=(min(14, 5 + 0.12 * n * k), 3.6), dpi=90)
+    width = 0.8 / k
+    x = np.arange(n)
+    for i, (name, s) in enumerate(scores.items()):
+        ax.bar(x - 0.4 + width * (i + 0.5), s, width=width,
+               label=f"{name} (mean {s.mean():.4g})")
+    ax.axhline(0, color="black", linewidth=0.6)
+    _era_axis(ax, labels)
+    ax.set_ylabel(metric)
+    ax.set_title(f"Per-era {metric}")
+    ax.legend(fontsize=8, frameon=False, loc="upper left",
+              bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def plot_cumulative(path, labels, scores, metric):
+    """The cumulative per-era score of each model over eras, to a PNG file."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 3.6), dpi=90)
+    x = np.arange(len(labels))
+    for name, s in scores.items():
+        ax.plot(x, np.cumsum(s), marker="." if len(labels) <= 60 else None,
+                label=name)
+    ax.axhline(0, color="black", linewidth=0.6)
+    _era_axis(ax, labels)
+    ax.set_ylabel(f"cumulative {metric}")
+    ax.set_title(f"Cumulative {metric} over eras")
+    ax.legend(fontsize=8, frameon=False, loc="upper left",
+              bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
