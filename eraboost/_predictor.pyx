@@ -3,12 +3,26 @@ from cython.parallel import prange
 from libc.math cimport isnan
 import numpy as np
 
+from libc.stdint cimport int8_t, int16_t, uint16_t
+
 from ._common cimport node_t, BIN_t, uint8_t, uint32_t
 
 
-def predict_raw(const node_t[::1] nodes, const double[:, :] X, double[::1] out,
+ctypedef fused raw_t:
+    double
+    int8_t
+    uint8_t
+    int16_t
+    uint16_t
+
+
+def predict_raw(const node_t[::1] nodes, const raw_t[:, :] X, double[::1] out,
                 int n_threads):
-    """out[i] = value of the leaf reached by row i of the raw matrix X."""
+    """out[i] = value of the leaf reached by row i of the raw matrix X.
+
+    X is float64 (NaN = missing) or a small integer type, compared with the
+    float thresholds as is (no float copy of X).
+    """
     cdef Py_ssize_t i, n = X.shape[0]
     cdef const node_t *node
     cdef double x
@@ -17,7 +31,7 @@ def predict_raw(const node_t[::1] nodes, const double[:, :] X, double[::1] out,
             node = &nodes[0]
             while not node.is_leaf:
                 x = X[i, node.feature]
-                if isnan(x):
+                if raw_t is double and isnan(x):
                     if node.missing_left:
                         node = &nodes[node.left]
                     else:

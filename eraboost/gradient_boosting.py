@@ -34,7 +34,7 @@ from ._histogram import HistogramBuilder, histogram_layout
 from ._openmp import effective_n_threads
 from ._predictor import add_leaf_values
 from ._splitting import Splitter
-from .binning import BinMapper
+from .binning import INT_DTYPES, BinMapper
 from .grower import HistogramPool, TreeGrower, check_histogram_memory
 
 _LOSSES = {
@@ -165,8 +165,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                     "eraboost; encode them as numbers or pass "
                     "categorical_features=None."
                 )
-        return validate_data(self, X, dtype=[np.float64], ensure_all_finite=False,
-                             reset=reset)
+        # 8- and 16-bit integers are binned and predicted without a float copy
+        return validate_data(self, X, dtype=[np.float64, *INT_DTYPES],
+                             ensure_all_finite=False, reset=reset)
 
     def _check_y(self, y, name="y"):
         if y is None:
@@ -351,8 +352,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             print(f"Binning {X_train.nbytes / 1e9:.3f} GB of training data: "
                   f"{perf_counter() - tic:.3f} s")
         bm = self._bin_mapper
-        has_missing = (X_binned_train == bm.missing_bin_[None, :]).any(axis=0)
-        has_missing = has_missing.astype(np.uint8)
+        has_missing = bm.has_missing_values(X_binned_train)
         n_samples = X_binned_train.shape[0]
 
         # -- eras for the criterion ---------------------------------------------
