@@ -104,6 +104,110 @@ cdef void scratch_free(eras_scratch *sc) noexcept nogil:
     sc.dirs = NULL; sc.dirty = NULL
 
 
+cdef enum:
+    CHUNK = 8            # candidates whose per-era sums are gathered at once
+
+
+cdef struct cand_scratch:
+    hist_t *pooled       # (bins,) pooled over the present eras
+    unsigned int *cbin   # candidate k: its bin (lowest among equal partitions)
+    unsigned int *scan   # candidate k: the bin where the scan evaluated it
+    double *cGL          # candidate k: pooled left sums
+    double *cHL
+    uint32_t *cnL
+    int *pos             # era i: next bin to add to its scanned side
+    double *rg           # era i: running sums of its scanned side
+    double *rh
+    double *rn
+    double *tn           # era i: its row count in the node
+    double *cg           # (CHUNK, M): per-era sums of a chunk of candidates
+    double *ch
+    double *cn
+    double *gains        # (M,): per-era gains of the current candidate
+
+
+cdef bint cand_alloc(cand_scratch *cs, unsigned int nb, int M) noexcept nogil:
+    cdef size_t m = M
+    cs.pooled = <hist_t *> calloc(nb, sizeof(hist_t))
+    cs.cbin = <unsigned int *> malloc(2 * nb * sizeof(unsigned int))
+    cs.cGL = <double *> malloc(2 * nb * sizeof(double))
+    cs.cnL = <uint32_t *> malloc(nb * sizeof(uint32_t))
+    cs.pos = <int *> malloc(m * sizeof(int))
+    cs.rg = <double *> malloc((5 + 3 * CHUNK) * m * sizeof(double))
+    if (cs.pooled == NULL or cs.cbin == NULL or cs.cGL == NULL
+            or cs.cnL == NULL or cs.pos == NULL or cs.rg == NULL):
+        cand_free(cs)
+        return False
+    cs.scan = cs.cbin + nb
+    cs.cHL = cs.cGL + nb
+    cs.rh = cs.rg + m
+    cs.rn = cs.rg + 2 * m
+    cs.tn = cs.rg + 3 * m
+    cs.gains = cs.rg + 4 * m
+    cs.cg = cs.rg + 5 * m
+    cs.ch = cs.cg + CHUNK * m
+    cs.cn = cs.ch + CHUNK * m
+    return True
+
+
+cdef inline void cand_push(cand_scratch *cs, int k, unsigned int b,
+                           unsigned int scan_bin, double GL, double HL,
+                           uint32_t nL) noexcept nogil:
+    cs.cbin[k] = b
+    cs.scan[k] = scan_bin
+    cs.cGL[k] = GL
+    cs.cHL[k] = HL
+    cs.cnL[k] = nL
+
+
+cdef void cand_free(cand_scratch *cs) noexcept nogil:
+    free(cs.pooled); free(cs.cbin); free(cs.cGL); free(cs.cnL); free(cs.pos)
+    free(cs.rg)
+    cs.pooled = NULL; cs.cbin = NULL; cs.cGL = NULL; cs.cnL = NULL
+    cs.pos = NULL; cs.rg = NULL
+
+
+cdef extern from *:
+    """
+    /* Per-era gains of one candidate from the sums of its scanned side: the
+       same values as era_gain_direction in _criteria.pxd (gain 0 and no
+       direction for an era with an empty side), written without branches so
+       that the loop runs on SIMD lanes (and on AVX2 where the CPU has it).
+       Returns the sum over eras of sign(v_other - v_scanned), the directions
+       when the scanned side is the left one. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #define EB_MULTIVERSION __attribute__((target_clones("avx2", "default"), optimize("no-trapping-math")))
+    #else
+    #define EB_MULTIVERSION
+    #endif
+    EB_MULTIVERSION
+    static int eb_era_gains_dense(const double *cg, const double *ch,
+                                  const double *cn, const double *tg,
+                                  const double *th, const double *tn,
+                                  const double *ts, double lam, int M,
+                                  double *gains)
+    {
+        int dsum = 0;
+        for (int i = 0; i < M; i++) {
+            double gs = cg[i], go = tg[i] - gs;
+            double ds = ch[i] + lam, dq = (th[i] - ch[i]) + lam;
+            /* masks as numbers: a zero denominator gives a zero Newton value */
+            double ms = (double)(ds != 0.0), mo = (double)(dq != 0.0);
+            double split = (double)(cn[i] != 0.0) * (double)(cn[i] != tn[i]);
+            double vs = gs / (ds + (1.0 - ms)) * ms;
+            double vo = go / (dq + (1.0 - mo)) * mo;
+            gains[i] = (gs * vs + go * vo - ts[i]) * split;
+            dsum += ((int)(vo > vs) - (int)(vo < vs)) * (int)split;
+        }
+        return dsum;
+    }
+    """
+    int era_gains_dense "eb_era_gains_dense" (
+        const double *cg, const double *ch, const double *cn, const double *tg,
+        const double *th, const double *tn, const double *ts, double lam,
+        int M, double *gains) noexcept nogil
+
+
 cdef inline bint better(const split_t *a, const split_t *b, int split_type) noexcept nogil:
     """True when candidate a is strictly better than candidate b."""
     if not a.found:
@@ -419,101 +523,198 @@ cdef class Splitter:
                          const int32_t *present, const double *tot,
                          const uint32_t *tot_n, int M,
                          split_t *out) noexcept nogil:
-        """Era criteria on a per-era histogram.
+        """Era criteria on a per-era histogram, era by era.
 
-        The cells of the eras present in the node are read in place. A bin
-        with no rows gives the same partition as its neighbour and is not
-        evaluated again; a per-era gain is recomputed only for the eras whose
-        sums changed since the last evaluated candidate.
+        The pooled constraints pick the candidate bins first (from the pooled
+        histogram, as scikit-learn's scan: empty bins give the same partition
+        as their neighbour and are skipped). Then each era present in the node
+        walks its own contiguous bins once, accumulating its side of every
+        candidate and writing its gain to ``gains[k * M + i]`` (recomputed only
+        when its sums changed) and its direction to ``dsum[k]``. Finally each
+        candidate is scored from its row of gains: the same values, summed in
+        the same era order, as a candidate-by-candidate scan.
         """
         cdef unsigned int nb = self.n_bins[f]
         cdef unsigned int nbnm = nb - 1
         cdef bint miss = self.has_missing[f]
         cdef signed char mono = self.monotonic_cst[f]
-        cdef int64_t base = self.offsets[f]
+        cdef const hist_t *base = &hist[self.offsets[f]]
+        cdef const hist_t *c
         cdef unsigned int b, end, nL, nR
-        cdef int i, j, st
+        cdef int i, j, k, st, K
         cdef double GL, HL, GR, HR
         cdef split_t cand, best_lr, best_rl
-        cdef const hist_t *c
-        cdef eras_scratch sc
+        cdef cand_scratch cs
         best_lr.found = 0
         best_rl.found = 0
         out.found = 0
         if nbnm < 1 or M < 1:
             return
-        if not scratch_alloc(&sc, nb, M):
+        if not cand_alloc(&cs, nb, M):
             return
-        # pooled bins of the present eras; their totals are the node's
-        sc.base = &hist[base]
-        sc.tg = <double *> tot
-        sc.th = <double *> tot + M
-        sc.ts = <double *> tot + 2 * M
-        sc.tn = <uint32_t *> tot_n
         for i in range(M):
-            sc.era_off[i] = present[i] * <int64_t>nb
+            c = base + present[i] * <int64_t>nb
             for b in range(nb):
-                c = &sc.base[sc.era_off[i] + b]
-                sc.pooled[b].g += c.g
-                sc.pooled[b].h += c.h
-                sc.pooled[b].n += c.n
+                cs.pooled[b].g += c[b].g
+                cs.pooled[b].h += c[b].h
+                cs.pooled[b].n += c[b].n
 
         # Left to right: missing values go right.
         end = nbnm - 1 + miss
-        GL = 0.0; HL = 0.0; nL = 0
+        GL = 0.0; HL = 0.0; nL = 0; K = 0
         for b in range(end):
-            if sc.pooled[b].n == 0:
+            if cs.pooled[b].n == 0:
                 continue   # same partition as the previous bin
-            nL = nL + sc.pooled[b].n
+            nL = nL + cs.pooled[b].n
             nR = n_samples - nL
-            HL = HL + (sc.pooled[b].n if self.const_h else sc.pooled[b].h)
+            HL = HL + (cs.pooled[b].n if self.const_h else cs.pooled[b].h)
             HR = H - HL
-            GL = GL + sc.pooled[b].g
+            GL = GL + cs.pooled[b].g
             GR = G - GL
-            self._accumulate(&sc, b, M)
             st = self._constraints(nL, nR, HL, HR)
             if st == CONTINUE:
                 continue
             if st == BREAK:
                 break
-            self._era_candidate(&cand, &sc, b, 0, GL, HL, nL, GR, HR, mono,
-                                lower, upper, M, True)
-            if better(&cand, &best_lr, self.split_type):
-                best_lr = cand
+            cand_push(&cs, K, b, b, GL, HL, nL)
+            K = K + 1
+        if K > 0:
+            self._era_candidates(&cs, base, nb, present, tot, tot_n, M, K, True,
+                                 G, H, mono, lower, upper, &best_lr)
 
         # Right to left: missing values go left.
         if miss and nbnm >= 2:
-            scratch_reset(&sc, M)
-            GR = 0.0; HR = 0.0; nR = 0
+            GR = 0.0; HR = 0.0; nR = 0; K = 0
             for j in range(<int>nbnm - 2, -1, -1):
                 b = <unsigned int>j
-                if sc.pooled[b + 1].n == 0:
+                if cs.pooled[b + 1].n == 0:
                     # same partition as bin b + 1: among equals keep the lowest bin
-                    if best_rl.found and best_rl.bin == b + 1:
-                        best_rl.bin = b
+                    if K > 0 and cs.cbin[K - 1] == b + 1:
+                        cs.cbin[K - 1] = b
                     continue
-                nR = nR + sc.pooled[b + 1].n
+                nR = nR + cs.pooled[b + 1].n
                 nL = n_samples - nR
-                HR = HR + (sc.pooled[b + 1].n if self.const_h else sc.pooled[b + 1].h)
+                HR = HR + (cs.pooled[b + 1].n if self.const_h else cs.pooled[b + 1].h)
                 HL = H - HR
-                GR = GR + sc.pooled[b + 1].g
+                GR = GR + cs.pooled[b + 1].g
                 GL = G - GR
-                self._accumulate(&sc, b + 1, M)
                 st = self._constraints(nR, nL, HR, HL)
                 if st == CONTINUE:
                     continue
                 if st == BREAK:
                     break
-                self._era_candidate(&cand, &sc, b, 1, GL, HL, nL, GR, HR, mono,
-                                    lower, upper, M, False)
-                # descending bins: >= keeps the lowest bin among equals
-                if cand.found and not better(&best_rl, &cand, self.split_type):
-                    best_rl = cand
+                cand_push(&cs, K, b, b, GL, HL, nL)
+                K = K + 1
+            if K > 0:
+                self._era_candidates(&cs, base, nb, present, tot, tot_n, M, K,
+                                     False, G, H, mono, lower, upper, &best_rl)
         if better(&best_rl, &best_lr, self.split_type):
             out[0] = best_rl
         else:
             out[0] = best_lr
-        scratch_free(&sc)
+        cand_free(&cs)
+
+    cdef void _era_candidates(self, cand_scratch *cs, const hist_t *base,
+                              unsigned int nb, const int32_t *present,
+                              const double *tot, const uint32_t *tot_n, int M,
+                              int K, bint left_to_right, double G, double H,
+                              signed char mono, double lower, double upper,
+                              split_t *best) noexcept nogil:
+        """Score the K candidates of one scan direction; keep the best.
+
+        Left to right, candidate k's scanned side is bins ``0 .. scan[k]``
+        (its left side); right to left it is bins ``scan[k] + 1 .. nb - 2``
+        (its right side; the missing-value bin is on the left). For a chunk
+        of candidates, each era first walks its own contiguous bins and
+        writes its scanned-side sums at every candidate of the chunk; then,
+        candidate by candidate, the gains of all eras are computed in one
+        branch-free loop (:func:`era_gains_dense`) and the candidate is scored.
+        """
+        cdef int i, k, k0, k1, dsum
+        cdef int b, stop
+        cdef double gc, hc, nc
+        cdef const hist_t *row
+        cdef split_t cand_tmp
+        for i in range(M):
+            cs.pos[i] = 0 if left_to_right else <int>nb - 2
+            cs.rg[i] = 0.0
+            cs.rh[i] = 0.0
+            cs.rn[i] = 0.0
+            cs.tn[i] = tot_n[i]
+        k0 = 0
+        while k0 < K:
+            k1 = min(K, k0 + CHUNK)
+            # each era's scanned-side sums at the chunk's candidates
+            for i in range(M):
+                row = base + present[i] * <int64_t>nb
+                b = cs.pos[i]
+                gc = cs.rg[i]; hc = cs.rh[i]; nc = cs.rn[i]
+                for k in range(k0, k1):
+                    stop = <int>cs.scan[k]
+                    if left_to_right:
+                        while b <= stop:
+                            if row[b].n:
+                                gc += row[b].g
+                                hc += (<double>row[b].n) if self.const_h else row[b].h
+                                nc += row[b].n
+                            b += 1
+                    else:
+                        while b > stop:
+                            if row[b].n:
+                                gc += row[b].g
+                                hc += (<double>row[b].n) if self.const_h else row[b].h
+                                nc += row[b].n
+                            b -= 1
+                    cs.cg[(k - k0) * M + i] = gc
+                    cs.ch[(k - k0) * M + i] = hc
+                    cs.cn[(k - k0) * M + i] = nc
+                cs.pos[i] = b
+                cs.rg[i] = gc; cs.rh[i] = hc; cs.rn[i] = nc
+            # per candidate: the gains of all eras, then its score
+            for k in range(k0, k1):
+                dsum = era_gains_dense(&cs.cg[(k - k0) * M], &cs.ch[(k - k0) * M],
+                                       &cs.cn[(k - k0) * M], tot, tot + M, cs.tn,
+                                       tot + 2 * M, self.lam, M, cs.gains)
+                self._era_cand(&cand_tmp, cs, k, not left_to_right, G, H, mono,
+                               lower, upper, M, dsum if left_to_right else -dsum)
+                if left_to_right:
+                    if better(&cand_tmp, best, self.split_type):
+                        best[0] = cand_tmp
+                # descending bins: >= keeps the lowest bin among equals
+                elif cand_tmp.found and not better(best, &cand_tmp, self.split_type):
+                    best[0] = cand_tmp
+            k0 = k1
+
+    cdef inline void _era_cand(self, split_t *c, cand_scratch *cs, int k,
+                               uint8_t missing_left, double G, double H,
+                               signed char mono, double lower, double upper,
+                               int M, int dsum) noexcept nogil:
+        """Score candidate k from the per-era gains in ``cs.gains``."""
+        cdef double GL = cs.cGL[k], HL = cs.cHL[k]
+        cdef double GR = G - GL, HR = H - HL, vL, vR
+        c.bin = cs.cbin[k]
+        c.missing_left = missing_left
+        c.GL = GL
+        c.HL = HL
+        c.nL = cs.cnL[k]
+        c.found = 0
+        c.dnum = 0
+        c.crit = 0.0
+        vL = node_value(GL, HL, lower, upper, self.lam)
+        vR = node_value(GR, HR, lower, upper, self.lam)
+        if (mono == 1 and vL > vR) or (mono == -1 and vL < vR):
+            return
+        c.gain = (score(GL, HL, self.lam) + score(GR, HR, self.lam)
+                  - score(GL + GR, HL + HR, self.lam))
+        if self.split_type == 2:
+            c.dnum = dsum if dsum >= 0 else -dsum
+            if c.dnum == 0 or not c.gain > 0.0:
+                return
+        c.crit = boltzmann(cs.gains, M, self.alpha)
+        if self.split_type == 1:
+            c.found = c.crit > 0.0
+        else:
+            c.found = 1
 
     cdef inline void _accumulate(self, eras_scratch *sc, unsigned int b,
                                  int M) noexcept nogil:
