@@ -120,10 +120,11 @@ cdef struct cand_scratch:
     double *rh
     double *rn
     double *tn           # era i: its row count in the node
-    double *cg           # (CHUNK, M): per-era sums of a chunk of candidates
+    double *cg           # (CHUNK, stride): per-era sums of a chunk of candidates
     double *ch
     double *cn
     double *gains        # (M,): per-era gains of the current candidate
+    size_t stride        # distance between two rows of cg, ch, cn
 
 
 cdef bint cand_alloc(cand_scratch *cs, unsigned int nb, int M) noexcept nogil:
@@ -133,7 +134,11 @@ cdef bint cand_alloc(cand_scratch *cs, unsigned int nb, int M) noexcept nogil:
     cs.cGL = <double *> malloc(2 * nb * sizeof(double))
     cs.cnL = <uint32_t *> malloc(nb * sizeof(uint32_t))
     cs.pos = <int *> malloc(m * sizeof(int))
-    cs.rg = <double *> malloc((5 + 3 * CHUNK) * m * sizeof(double))
+    # rows of cg, ch, cn are M + 8 apart (an odd number of cache lines when
+    # M is a power of two): stores to the CHUNK rows of one era do not all
+    # fall in the same cache set
+    cs.stride = m + 8
+    cs.rg = <double *> malloc((5 * m + 3 * CHUNK * cs.stride + 16) * sizeof(double))
     if (cs.pooled == NULL or cs.cbin == NULL or cs.cGL == NULL
             or cs.cnL == NULL or cs.pos == NULL or cs.rg == NULL):
         cand_free(cs)
@@ -145,8 +150,8 @@ cdef bint cand_alloc(cand_scratch *cs, unsigned int nb, int M) noexcept nogil:
     cs.tn = cs.rg + 3 * m
     cs.gains = cs.rg + 4 * m
     cs.cg = cs.rg + 5 * m
-    cs.ch = cs.cg + CHUNK * m
-    cs.cn = cs.ch + CHUNK * m
+    cs.ch = cs.cg + CHUNK * cs.stride + 8
+    cs.cn = cs.ch + CHUNK * cs.stride + 8
     return True
 
 
@@ -665,15 +670,16 @@ cdef class Splitter:
                                 hc += (<double>row[b].n) if self.const_h else row[b].h
                                 nc += row[b].n
                             b -= 1
-                    cs.cg[(k - k0) * M + i] = gc
-                    cs.ch[(k - k0) * M + i] = hc
-                    cs.cn[(k - k0) * M + i] = nc
+                    cs.cg[(k - k0) * cs.stride + i] = gc
+                    cs.ch[(k - k0) * cs.stride + i] = hc
+                    cs.cn[(k - k0) * cs.stride + i] = nc
                 cs.pos[i] = b
                 cs.rg[i] = gc; cs.rh[i] = hc; cs.rn[i] = nc
             # per candidate: the gains of all eras, then its score
             for k in range(k0, k1):
-                dsum = era_gains_dense(&cs.cg[(k - k0) * M], &cs.ch[(k - k0) * M],
-                                       &cs.cn[(k - k0) * M], tot, tot + M, cs.tn,
+                dsum = era_gains_dense(&cs.cg[(k - k0) * cs.stride],
+                                       &cs.ch[(k - k0) * cs.stride],
+                                       &cs.cn[(k - k0) * cs.stride], tot, tot + M, cs.tn,
                                        tot + 2 * M, self.lam, M, cs.gains)
                 self._era_cand(&cand_tmp, cs, k, not left_to_right, G, H, mono,
                                lower, upper, M, dsum if left_to_right else -dsum)
