@@ -109,7 +109,7 @@ cdef enum:
 
 
 cdef struct cand_scratch:
-    hist_t *pooled       # (bins,) pooled over the present eras
+    const hist_t *pooled # (bins,) the block's pooled row
     unsigned int *cbin   # candidate k: its bin (lowest among equal partitions)
     unsigned int *scan   # candidate k: the bin where the scan evaluated it
     double *cGL          # candidate k: pooled left sums
@@ -129,7 +129,6 @@ cdef struct cand_scratch:
 
 cdef bint cand_alloc(cand_scratch *cs, unsigned int nb, int M) noexcept nogil:
     cdef size_t m = M
-    cs.pooled = <hist_t *> calloc(nb, sizeof(hist_t))
     cs.cbin = <unsigned int *> malloc(2 * nb * sizeof(unsigned int))
     cs.cGL = <double *> malloc(2 * nb * sizeof(double))
     cs.cnL = <uint32_t *> malloc(nb * sizeof(uint32_t))
@@ -139,8 +138,8 @@ cdef bint cand_alloc(cand_scratch *cs, unsigned int nb, int M) noexcept nogil:
     # fall in the same cache set
     cs.stride = m + 8
     cs.rg = <double *> malloc((5 * m + 3 * CHUNK * cs.stride + 16) * sizeof(double))
-    if (cs.pooled == NULL or cs.cbin == NULL or cs.cGL == NULL
-            or cs.cnL == NULL or cs.pos == NULL or cs.rg == NULL):
+    if (cs.cbin == NULL or cs.cGL == NULL or cs.cnL == NULL or cs.pos == NULL
+            or cs.rg == NULL):
         cand_free(cs)
         return False
     cs.scan = cs.cbin + nb
@@ -166,9 +165,9 @@ cdef inline void cand_push(cand_scratch *cs, int k, unsigned int b,
 
 
 cdef void cand_free(cand_scratch *cs) noexcept nogil:
-    free(cs.pooled); free(cs.cbin); free(cs.cGL); free(cs.cnL); free(cs.pos)
+    free(cs.cbin); free(cs.cGL); free(cs.cnL); free(cs.pos)
     free(cs.rg)
-    cs.pooled = NULL; cs.cbin = NULL; cs.cGL = NULL; cs.cnL = NULL
+    cs.cbin = NULL; cs.cGL = NULL; cs.cnL = NULL
     cs.pos = NULL; cs.rg = NULL
 
 
@@ -528,16 +527,16 @@ cdef class Splitter:
                          const int32_t *present, const double *tot,
                          const uint32_t *tot_n, int M,
                          split_t *out) noexcept nogil:
-        """Era criteria on a per-era histogram, era by era.
+        """Era criteria on a per-era histogram, candidates first.
 
-        The pooled constraints pick the candidate bins first (from the pooled
-        histogram, as scikit-learn's scan: empty bins give the same partition
-        as their neighbour and are skipped). Then each era present in the node
-        walks its own contiguous bins once, accumulating its side of every
-        candidate and writing its gain to ``gains[k * M + i]`` (recomputed only
-        when its sums changed) and its direction to ``dsum[k]``. Finally each
-        candidate is scored from its row of gains: the same values, summed in
-        the same era order, as a candidate-by-candidate scan.
+        The pooled constraints pick the candidate bins from the block's pooled
+        row, as scikit-learn's scan does (empty bins give the same partition
+        as their neighbour and are skipped; the scan stops where the other
+        side gets too small). Then :meth:`_era_candidates` computes every
+        present era's gain at each candidate, walking each era's contiguous
+        bins once, and scores the candidates in scan order: the same per-era
+        gains, summed in the same era order, as a candidate-by-candidate
+        scan. Needs the pooled row, so ``n_eras > 1``.
         """
         cdef unsigned int nb = self.n_bins[f]
         cdef unsigned int nbnm = nb - 1
@@ -557,12 +556,8 @@ cdef class Splitter:
             return
         if not cand_alloc(&cs, nb, M):
             return
-        for i in range(M):
-            c = base + present[i] * <int64_t>nb
-            for b in range(nb):
-                cs.pooled[b].g += c[b].g
-                cs.pooled[b].h += c[b].h
-                cs.pooled[b].n += c[b].n
+        # the pooled row of the block (see _histogram.pyx)
+        cs.pooled = base + (self.n_eras * <int64_t>nb if self.n_eras > 1 else 0)
 
         # Left to right: missing values go right.
         end = nbnm - 1 + miss
