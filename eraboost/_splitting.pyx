@@ -178,38 +178,55 @@ cdef extern from *:
        direction for an era with an empty side), written without branches so
        that the loop runs on SIMD lanes (and on AVX2 where the CPU has it).
        Returns the sum over eras of sign(v_other - v_scanned), the directions
-       when the scanned side is the left one. */
+       when the scanned side is the left one; *gsum receives the sum of the
+       gains, added in four interleaved partial sums (eras i = l mod 4 in
+       lane l, lanes combined as (l0 + l1) + (l2 + l3)). */
     #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
     #define EB_MULTIVERSION __attribute__((target_clones("avx2", "default"), optimize("no-trapping-math")))
     #else
     #define EB_MULTIVERSION
     #endif
+    /* one era: its gain into G and its direction into D (a macro, so that
+       it is compiled inside each clone of the function below) */
+    #define EB_ONE_ERA(i, G, D) do {                                           \
+        double gs_ = cg[i], go_ = tg[i] - gs_;                                 \
+        double ds_ = ch[i] + lam, dq_ = (th[i] - ch[i]) + lam;                 \
+        double ms_ = (double)(ds_ != 0.0), mo_ = (double)(dq_ != 0.0);         \
+        double sp_ = (double)(cn[i] != 0.0) * (double)(cn[i] != tn[i]);        \
+        double vs_ = gs_ / (ds_ + (1.0 - ms_)) * ms_;                          \
+        double vo_ = go_ / (dq_ + (1.0 - mo_)) * mo_;                          \
+        (D) = ((int)(vo_ > vs_) - (int)(vo_ < vs_)) * (int)sp_;                \
+        (G) = (gs_ * vs_ + go_ * vo_ - ts[i]) * sp_;                           \
+    } while (0)
     EB_MULTIVERSION
     static int eb_era_gains_dense(const double *cg, const double *ch,
                                   const double *cn, const double *tg,
                                   const double *th, const double *tn,
                                   const double *ts, double lam, int M,
-                                  double *gains)
+                                  double *gains, double *gsum)
     {
-        int dsum = 0;
-        for (int i = 0; i < M; i++) {
-            double gs = cg[i], go = tg[i] - gs;
-            double ds = ch[i] + lam, dq = (th[i] - ch[i]) + lam;
-            /* masks as numbers: a zero denominator gives a zero Newton value */
-            double ms = (double)(ds != 0.0), mo = (double)(dq != 0.0);
-            double split = (double)(cn[i] != 0.0) * (double)(cn[i] != tn[i]);
-            double vs = gs / (ds + (1.0 - ms)) * ms;
-            double vo = go / (dq + (1.0 - mo)) * mo;
-            gains[i] = (gs * vs + go * vo - ts[i]) * split;
-            dsum += ((int)(vo > vs) - (int)(vo < vs)) * (int)split;
+        int dsum = 0, i, d;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (i = 0; i < M; i++) {
+            EB_ONE_ERA(i, gains[i], d);
+            dsum += d;
         }
+        for (i = 0; i + 4 <= M; i += 4) {
+            s0 += gains[i]; s1 += gains[i + 1];
+            s2 += gains[i + 2]; s3 += gains[i + 3];
+        }
+        for (; i < M; i++) {
+            if (i % 4 == 0) s0 += gains[i]; else if (i % 4 == 1) s1 += gains[i];
+            else s2 += gains[i];
+        }
+        *gsum = (s0 + s1) + (s2 + s3);
         return dsum;
     }
     """
     int era_gains_dense "eb_era_gains_dense" (
         const double *cg, const double *ch, const double *cn, const double *tg,
         const double *th, const double *tn, const double *ts, double lam,
-        int M, double *gains) noexcept nogil
+        int M, double *gains, double *gsum) noexcept nogil
 
 
 cdef inline bint better(const split_t *a, const split_t *b, int split_type) noexcept nogil:
@@ -632,7 +649,8 @@ cdef class Splitter:
         """
         cdef int i, k, k0, k1, dsum
         cdef int b, stop
-        cdef double gc, hc, nc
+        cdef double gc, hc, nc, gsum
+        cdef bint const_h = self.const_h
         cdef const hist_t *row
         cdef split_t cand_tmp
         for i in range(M):
@@ -655,14 +673,14 @@ cdef class Splitter:
                         while b <= stop:
                             if row[b].n:
                                 gc += row[b].g
-                                hc += (<double>row[b].n) if self.const_h else row[b].h
+                                hc += (<double>row[b].n) if const_h else row[b].h
                                 nc += row[b].n
                             b += 1
                     else:
                         while b > stop:
                             if row[b].n:
                                 gc += row[b].g
-                                hc += (<double>row[b].n) if self.const_h else row[b].h
+                                hc += (<double>row[b].n) if const_h else row[b].h
                                 nc += row[b].n
                             b -= 1
                     cs.cg[(k - k0) * cs.stride + i] = gc
@@ -675,9 +693,10 @@ cdef class Splitter:
                 dsum = era_gains_dense(&cs.cg[(k - k0) * cs.stride],
                                        &cs.ch[(k - k0) * cs.stride],
                                        &cs.cn[(k - k0) * cs.stride], tot, tot + M, cs.tn,
-                                       tot + 2 * M, self.lam, M, cs.gains)
+                                       tot + 2 * M, self.lam, M, cs.gains, &gsum)
                 self._era_cand(&cand_tmp, cs, k, not left_to_right, G, H, mono,
-                               lower, upper, M, dsum if left_to_right else -dsum)
+                               lower, upper, M, dsum if left_to_right else -dsum,
+                               gsum)
                 if left_to_right:
                     if better(&cand_tmp, best, self.split_type):
                         best[0] = cand_tmp
@@ -689,8 +708,9 @@ cdef class Splitter:
     cdef inline void _era_cand(self, split_t *c, cand_scratch *cs, int k,
                                uint8_t missing_left, double G, double H,
                                signed char mono, double lower, double upper,
-                               int M, int dsum) noexcept nogil:
-        """Score candidate k from the per-era gains in ``cs.gains``."""
+                               int M, int dsum, double gsum) noexcept nogil:
+        """Score candidate k from the per-era gains in ``cs.gains`` (their
+        sum ``gsum`` gives the mean, alpha = 0, in one division)."""
         cdef double GL = cs.cGL[k], HL = cs.cHL[k]
         cdef double GR = G - GL, HR = H - HL, vL, vR
         c.bin = cs.cbin[k]
@@ -711,7 +731,10 @@ cdef class Splitter:
             c.dnum = dsum if dsum >= 0 else -dsum
             if c.dnum == 0 or not c.gain > 0.0:
                 return
-        c.crit = boltzmann(cs.gains, M, self.alpha)
+        if self.alpha == 0.0:
+            c.crit = gsum / M
+        else:
+            c.crit = boltzmann(cs.gains, M, self.alpha)
         if self.split_type == 1:
             c.found = c.crit > 0.0
         else:
