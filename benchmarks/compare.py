@@ -107,31 +107,42 @@ print(json.dumps({"fit_s": t, "peak_rss_mb": peak, "data_rss_mb": rss_data}))
 """
 
 FULL = {
-    "int8": dict(n=1_000_000, p=100, kind="int5", iters=100, leaves=31,
-                 eras=[1, 16, 256, 1024]),
-    "float": dict(n=1_000_000, p=50, kind="float", iters=100, leaves=31, eras=[1]),
-    "peer": dict(n=102_400, p=50, kind="int5", iters=50, leaves=32, eras=[256]),
-    "numerai": dict(n=2_700_000, p=500, kind="int5", iters=100, leaves=31,
-                    eras=[570]),
+    "int8": {"n": 1_000_000, "p": 100, "kind": "int5", "iters": 100,
+             "leaves": 31, "eras": [1, 16, 256, 1024]},
+    "float": {"n": 1_000_000, "p": 50, "kind": "float", "iters": 100,
+              "leaves": 31, "eras": [1]},
+    "peer": {"n": 102_400, "p": 50, "kind": "int5", "iters": 50, "leaves": 32,
+             "eras": [256]},
+    "numerai": {"n": 2_700_000, "p": 500, "kind": "int5", "iters": 100,
+                "leaves": 31, "eras": [570]},
 }
 QUICK = {
-    "int8": dict(n=100_000, iters=20),
-    "float": dict(n=100_000, iters=20),
-    "peer": dict(n=102_400, iters=10),
-    "numerai": dict(n=270_000, p=100, iters=10, eras=[57]),
+    "int8": {"n": 100_000, "iters": 20},
+    "float": {"n": 100_000, "iters": 20},
+    "peer": {"n": 102_400, "iters": 10},
+    "numerai": {"n": 270_000, "p": 100, "iters": 10, "eras": [57]},
 }
 ERA_TYPES = {"original": {"split_type": "original"}, "era": {"split_type": "era"},
              "directional": {"split_type": "directional"}}
-PEER_TYPES = {"original": dict(vanna=1.0, gamma=0.0, blama=0.0),
-              "era": dict(vanna=0.0, gamma=1.0, blama=0.0),
-              "directional": dict(vanna=0.0, gamma=0.0, blama=1.0)}
-GROWTH_BASE = dict(n=200_000, p=100, kind="int5", iters=20, leaves=31, n_eras=256)
+PEER_TYPES = {"original": {"vanna": 1.0, "gamma": 0.0, "blama": 0.0},
+              "era": {"vanna": 0.0, "gamma": 1.0, "blama": 0.0},
+              "directional": {"vanna": 0.0, "gamma": 0.0, "blama": 1.0}}
+GROWTH_BASE = {"n": 200_000, "p": 100, "kind": "int5", "iters": 20, "leaves": 31,
+               "n_eras": 256}
 GROWTH = {"n": [100_000, 200_000, 400_000, 800_000], "p": [50, 100, 200, 400],
           "n_eras": [64, 256, 1024, 4096], "leaves": [15, 31, 63, 127]}
 
 
-def runs_of_case(case, quick, peer_python):
+def runs_of_case(case, quick, peer_python, max_iter=None):
     """(label, spec) of every fit of a case."""
+    out = _runs_of_case(case, quick, peer_python)
+    if max_iter is not None:
+        for _, spec in out:
+            spec["iters"] = max_iter
+    return out
+
+
+def _runs_of_case(case, quick, peer_python):
     if case == "growth":
         out = []
         for factor, values in GROWTH.items():
@@ -171,7 +182,7 @@ def runs_of_case(case, quick, peer_python):
 def run_one(spec, python):
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
     proc = subprocess.run([python, "-c", CHILD, json.dumps(spec)],
-                          capture_output=True, text=True, env=env)
+                          capture_output=True, text=True, env=env, check=False)
     if proc.returncode != 0:
         return {"error": proc.stderr.strip().splitlines()[-1:]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -179,7 +190,7 @@ def run_one(spec, python):
 
 def key(rec):
     return (rec["case"], rec["label"], rec["n_eras"], rec.get("quick", False),
-            rec["repeat"])
+            rec["iters"], rec["repeat"])
 
 
 def median_ratio(recs, num, den, field):
@@ -198,10 +209,13 @@ def table(records, quick):
     lines = []
     groups = {}
     for r in recs:
-        groups.setdefault(r["case"], {}).setdefault((r["label"], r["n_eras"]),
-                                                   []).append(r)
+        gkey = (r["case"],) if r["case"] == "growth" else (
+            r["case"], r["n"], r["p"], r["iters"])
+        groups.setdefault(gkey, {}).setdefault((r["label"], r["n_eras"]),
+                                               []).append(r)
     targets = []
-    for case, g in groups.items():
+    for gkey, g in groups.items():
+        case = gkey[0]
         if case == "growth":
             continue
         first = next(iter(g.values()))[0]
@@ -229,8 +243,8 @@ def table(records, quick):
                          f"{fmt(vs_orig)} | {fmt(vs_peer, 'x', 3)} | {mem:.0f} | "
                          f"{fmt(mem_sk)} | {len(rs)} |")
             targets += check_targets(case, label, m, vs_sk, vs_orig, vs_peer, mem_sk)
-    if "growth" in groups:
-        lines += growth_table(groups["growth"])
+    if ("growth",) in groups:
+        lines += growth_table(groups[("growth",)])
     if targets:
         lines.append("\n| target | measured | met |")
         lines.append("|---|---:|:---:|")
@@ -263,11 +277,11 @@ def check_targets(case, label, m, vs_sk, vs_orig, vs_peer, mem_sk):
 
 
 def growth_table(g):
-    lines = ["\n**growth** of eraboost `era` from 200,000 x 100 int8, 256 eras, "
-             "31 leaves, one factor at a time\n",
+    lines = [("\n**growth** of eraboost `era` from 200,000 x 100 int8, 256 eras, "
+              "31 leaves, one factor at a time\n"),
              "| factor | value | fit (s) | peak RSS (MB) | fit RSS above data (MB) |",
              "|---|---:|---:|---:|---:|"]
-    for (label, _), rs in sorted(g.items(), key=lambda kv: (
+    for _, rs in sorted(g.items(), key=lambda kv: (
             kv[1][0]["factor"], kv[1][0]["value"])):
         r0 = rs[0]
         t = statistics.median(r["fit_s"] for r in rs)
@@ -285,6 +299,8 @@ def main(argv=None):
                     help="comma-separated: int8, float, peer, numerai, growth")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="small data, few trees")
+    ap.add_argument("--max-iter", type=int, default=None,
+                    help="override the number of trees of every case")
     ap.add_argument("--only", default=None,
                     help="regular expression: run only estimators whose label matches")
     ap.add_argument("--peer-python", default=None,
@@ -305,7 +321,7 @@ def main(argv=None):
     done = {key(r) for r in records if "fit_s" in r}
     if not args.table_only:
         for case in args.cases.split(","):
-            runs = runs_of_case(case, args.quick, peer)
+            runs = runs_of_case(case, args.quick, peer, args.max_iter)
             if args.only:
                 runs = [(lab, s) for lab, s in runs if re.search(args.only, lab)]
             for rep in range(args.repeats):

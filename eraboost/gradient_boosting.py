@@ -225,7 +225,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data. NaN marks missing values.
+            Training data. NaN marks missing values. int8, uint8, int16 and
+            uint16 arrays are binned as they are, without a float64 copy
+            (same bins as scikit-learn's); a Fortran-ordered uint8 array
+            whose values already are their bins is used without any copy.
         y : array-like of shape (n_samples,)
             Target values.
         sample_weight : array-like of shape (n_samples,), default=None

@@ -1,8 +1,8 @@
 """A fitted tree, flattened for fast prediction."""
 import numpy as np
 
-from ._predictor import predict_binned, predict_raw
 from ._openmp import effective_n_threads
+from ._predictor import predict_binned, predict_raw
 
 
 class TreePredictor:

@@ -7,9 +7,7 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
 
-import eraboost.binning as binning
-import eraboost.grower as grower
-from eraboost import HistGradientBoostingRegressor
+from eraboost import HistGradientBoostingRegressor, binning, grower
 from eraboost.binning import BinMapper
 
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16]
@@ -103,7 +101,7 @@ def test_int8_fit_and_predict_make_no_float64_copy(split_type):
     y = X[:, 0] - X[:, 1] * X[:, 2] * 0.5 + rng.normal(size=n)
     eras = np.repeat(np.arange(50), n // 50)
     float_copy = n * p * 8
-    params = dict(max_iter=3, early_stopping=False, split_type=split_type)
+    params = {"max_iter": 3, "early_stopping": False, "split_type": split_type}
     est = HistGradientBoostingRegressor(**params)
     peak_int = traced_peak(lambda: est.fit(X, y, eras=eras))
     assert peak_int < float_copy / 2
@@ -144,7 +142,7 @@ def test_int_input_parity_with_sklearn(dtype, order):
     X = np.asarray(int_matrix(dtype, 3000, seed=3), order=order)
     rng = np.random.RandomState(4)
     y = X[:, 0] * 1.0 - 0.01 * X[:, 2] + (X[:, 4] > 5) + rng.normal(size=3000)
-    p = dict(max_iter=15, early_stopping=False, random_state=0)
+    p = {"max_iter": 15, "early_stopping": False, "random_state": 0}
     ours = HistGradientBoostingRegressor(**p).fit(X, y)
     theirs = SkHGBR(**p).fit(X.astype(np.float64), y)
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0,

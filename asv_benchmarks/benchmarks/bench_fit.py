@@ -14,8 +14,8 @@ N, P, TREES = 100_000, 50, 30
 class Fit:
     """``fit`` on int8 data (values 0..4), 31 leaves, early stopping off."""
 
-    params = (["original", "era", "directional"], [1, 16, 256, 1024])
-    param_names = ["split_type", "n_eras"]
+    params = (("original", "era", "directional"), (1, 16, 256, 1024))
+    param_names = ("split_type", "n_eras")
     timeout = 600
 
     def setup(self, split_type, n_eras):
@@ -58,8 +58,8 @@ class FitFloat:
 class Predict:
     """``predict`` of a fitted 30-tree model on int8 and float64 input."""
 
-    params = (["int8", "float64"],)
-    param_names = ["dtype"]
+    params = (("int8", "float64"),)
+    param_names = ("dtype",)
 
     def setup(self, dtype):
         X, y, eras = int8_era_data(N, P, 64)

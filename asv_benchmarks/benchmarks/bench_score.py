@@ -15,8 +15,8 @@ class OutOfEraScore:
     """Mean per-era correlation on new eras whose spurious feature is
     reversed (``eraboost.demo``'s data: 40 training eras, 20 test eras)."""
 
-    params = (["original", "era", "directional"],)
-    param_names = ["split_type"]
+    params = (("original", "era", "directional"),)
+    param_names = ("split_type",)
     timeout = 300
 
     def setup(self, split_type):
