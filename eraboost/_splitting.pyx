@@ -112,38 +112,37 @@ cdef struct cand_scratch:
     const hist_t *pooled # (bins,) the block's pooled row
     unsigned int *cbin   # candidate k: its bin (lowest among equal partitions)
     unsigned int *scan   # candidate k: the bin where the scan evaluated it
+    uint32_t *cnL        # candidate k: pooled left count
     double *cGL          # candidate k: pooled left sums
     double *cHL
-    uint32_t *cnL
-    int *pos             # era i: next bin to add to its scanned side
-    double *rg           # era i: running sums of its scanned side
+    double *rg           # era i: sums of the scanned side so far
     double *rh
     double *rn
     double *tn           # era i: its row count in the node
+    double *gains        # (M,): per-era gains of the current candidate
     double *cg           # (CHUNK, stride): per-era sums of a chunk of candidates
     double *ch
     double *cn
-    double *gains        # (M,): per-era gains of the current candidate
     size_t stride        # distance between two rows of cg, ch, cn
 
 
 cdef bint cand_alloc(cand_scratch *cs, unsigned int nb, int M) noexcept nogil:
+    """Two allocations: the unsigned and the double arrays."""
     cdef size_t m = M
-    cs.cbin = <unsigned int *> malloc(2 * nb * sizeof(unsigned int))
-    cs.cGL = <double *> malloc(2 * nb * sizeof(double))
-    cs.cnL = <uint32_t *> malloc(nb * sizeof(uint32_t))
-    cs.pos = <int *> malloc(m * sizeof(int))
     # rows of cg, ch, cn are M + 8 apart (an odd number of cache lines when
     # M is a power of two): stores to the CHUNK rows of one era do not all
     # fall in the same cache set
     cs.stride = m + 8
-    cs.rg = <double *> malloc((5 * m + 3 * CHUNK * cs.stride + 16) * sizeof(double))
-    if (cs.cbin == NULL or cs.cGL == NULL or cs.cnL == NULL or cs.pos == NULL
-            or cs.rg == NULL):
+    cs.cbin = <unsigned int *> malloc(3 * nb * sizeof(unsigned int))
+    cs.cGL = <double *> malloc((2 * nb + 5 * m + 3 * CHUNK * cs.stride + 16)
+                               * sizeof(double))
+    if cs.cbin == NULL or cs.cGL == NULL:
         cand_free(cs)
         return False
     cs.scan = cs.cbin + nb
+    cs.cnL = <uint32_t *> (cs.cbin + 2 * nb)
     cs.cHL = cs.cGL + nb
+    cs.rg = cs.cGL + 2 * nb
     cs.rh = cs.rg + m
     cs.rn = cs.rg + 2 * m
     cs.tn = cs.rg + 3 * m
@@ -165,10 +164,8 @@ cdef inline void cand_push(cand_scratch *cs, int k, unsigned int b,
 
 
 cdef void cand_free(cand_scratch *cs) noexcept nogil:
-    free(cs.cbin); free(cs.cGL); free(cs.cnL); free(cs.pos)
-    free(cs.rg)
-    cs.cbin = NULL; cs.cGL = NULL; cs.cnL = NULL
-    cs.pos = NULL; cs.rg = NULL
+    free(cs.cbin); free(cs.cGL)
+    cs.cbin = NULL; cs.cGL = NULL
 
 
 cdef extern from *:
@@ -551,9 +548,9 @@ cdef class Splitter:
         as their neighbour and are skipped; the scan stops where the other
         side gets too small). Then :meth:`_era_candidates` computes every
         present era's gain at each candidate, walking each era's contiguous
-        bins once, and scores the candidates in scan order: the same per-era
-        gains, summed in the same era order, as a candidate-by-candidate
-        scan. Needs the pooled row, so ``n_eras > 1``.
+        bins once, and scores the candidates in scan order, with the same
+        tie rules as a candidate-by-candidate scan. The block's pooled row
+        (``_histogram.pyx``) must be there when ``n_eras > 1``.
         """
         cdef unsigned int nb = self.n_bins[f]
         cdef unsigned int nbnm = nb - 1
@@ -642,52 +639,63 @@ cdef class Splitter:
         Left to right, candidate k's scanned side is bins ``0 .. scan[k]``
         (its left side); right to left it is bins ``scan[k] + 1 .. nb - 2``
         (its right side; the missing-value bin is on the left). For a chunk
-        of candidates, each era first walks its own contiguous bins and
-        writes its scanned-side sums at every candidate of the chunk; then,
-        candidate by candidate, the gains of all eras are computed in one
-        branch-free loop (:func:`era_gains_dense`) and the candidate is scored.
+        of candidates, the eras' scanned-side sums at each candidate are the
+        previous candidate's plus the bins in between, added for all eras at
+        once; then, candidate by candidate, the gains of all eras are
+        computed in one branch-free loop (:func:`era_gains_dense`) and the
+        candidate is scored.
         """
         cdef int i, k, k0, k1, dsum
         cdef int b, stop
-        cdef double gc, hc, nc, gsum
+        cdef double gsum
         cdef bint const_h = self.const_h
-        cdef const hist_t *row
+        cdef const hist_t *c
+        cdef double *pg
+        cdef double *ph
+        cdef double *pn
+        cdef double *qg
+        cdef double *qh
+        cdef double *qn
+        cdef int64_t off
         cdef split_t cand_tmp
         for i in range(M):
-            cs.pos[i] = 0 if left_to_right else <int>nb - 2
             cs.rg[i] = 0.0
             cs.rh[i] = 0.0
             cs.rn[i] = 0.0
             cs.tn[i] = tot_n[i]
+        # next bin to add to the scanned side (the same for every era)
+        b = 0 if left_to_right else <int>nb - 2
         k0 = 0
         while k0 < K:
             k1 = min(K, k0 + CHUNK)
-            # each era's scanned-side sums at the chunk's candidates
+            # the eras' scanned-side sums at the chunk's candidates: row k is
+            # row k - 1 plus the bins between the two candidates, added for
+            # all eras at once (independent eras, no branch)
+            for k in range(k0, k1):
+                qg = &cs.cg[(k - k0) * cs.stride]
+                qh = &cs.ch[(k - k0) * cs.stride]
+                qn = &cs.cn[(k - k0) * cs.stride]
+                if k == k0:
+                    pg = cs.rg; ph = cs.rh; pn = cs.rn
+                else:
+                    pg = qg - cs.stride; ph = qh - cs.stride; pn = qn - cs.stride
+                for i in range(M):
+                    qg[i] = pg[i]
+                    qh[i] = ph[i]
+                    qn[i] = pn[i]
+                stop = <int>cs.scan[k]
+                while (b <= stop) if left_to_right else (b > stop):
+                    for i in range(M):
+                        c = base + present[i] * <int64_t>nb + b
+                        qg[i] += c.g
+                        qh[i] += (<double>c.n) if const_h else c.h
+                        qn[i] += c.n
+                    b = b + 1 if left_to_right else b - 1
+            off = (k1 - 1 - k0) * cs.stride
             for i in range(M):
-                row = base + present[i] * <int64_t>nb
-                b = cs.pos[i]
-                gc = cs.rg[i]; hc = cs.rh[i]; nc = cs.rn[i]
-                for k in range(k0, k1):
-                    stop = <int>cs.scan[k]
-                    if left_to_right:
-                        while b <= stop:
-                            if row[b].n:
-                                gc += row[b].g
-                                hc += (<double>row[b].n) if const_h else row[b].h
-                                nc += row[b].n
-                            b += 1
-                    else:
-                        while b > stop:
-                            if row[b].n:
-                                gc += row[b].g
-                                hc += (<double>row[b].n) if const_h else row[b].h
-                                nc += row[b].n
-                            b -= 1
-                    cs.cg[(k - k0) * cs.stride + i] = gc
-                    cs.ch[(k - k0) * cs.stride + i] = hc
-                    cs.cn[(k - k0) * cs.stride + i] = nc
-                cs.pos[i] = b
-                cs.rg[i] = gc; cs.rh[i] = hc; cs.rn[i] = nc
+                cs.rg[i] = cs.cg[off + i]
+                cs.rh[i] = cs.ch[off + i]
+                cs.rn[i] = cs.cn[off + i]
             # per candidate: the gains of all eras, then its score
             for k in range(k0, k1):
                 dsum = era_gains_dense(&cs.cg[(k - k0) * cs.stride],
