@@ -69,7 +69,8 @@ def check_histogram_memory(n_cells, n_eras, max_leaf_nodes, max_depth,
 
     ``n_cells`` is one node's histogram: ``(n_eras + 1) x sum of each
     feature's bins`` with eras (one row per era and the pooled row;
-    ``_histogram.histogram_layout``), each cell 20 bytes (``hist_t``). ``live``
+    ``_histogram.histogram_layout``), plus at most 19 cells of padding per
+    feature, each cell 20 bytes (``hist_t``). ``live``
     is the most histograms alive at once, one per open leaf plus the one
     being built: ``max_leaf_nodes + 1``; without ``max_leaf_nodes`` the
     smallest of ``2 ** max_depth``, ``n_samples / min_samples_leaf`` and
@@ -245,8 +246,9 @@ class TreeGrower:
         # histogram laid out over max_bins + 1 cells.
         f = some_feature
         nb = int(self.n_bins_non_missing[f]) + 1
-        block = root.histograms[self.offsets[f]:self.offsets[f + 1]]
-        block = block.reshape(-1, nb)[: self.builder.n_eras]  # (eras, bins)
+        n_rows = self.builder.n_eras
+        block = root.histograms[self.offsets[f]:self.offsets[f] + n_rows * nb]
+        block = block.reshape(n_rows, nb)  # (eras, bins)
         full = np.zeros(self.max_bins + 1)
         full[: nb - 1] = block["g"][:, : nb - 1].sum(axis=0)
         full[self.max_bins] = block["g"][:, nb - 1].sum()
