@@ -1,8 +1,24 @@
-"""Mapping of raw feature values to bins."""
+"""Mapping of raw feature values to bins.
+
+Float input goes through a binary search of each feature's thresholds.
+Small-integer input (8 or 16 bits) goes through a lookup table per feature,
+``lut[v - lo[f]]`` for ``lo[f] <= v <= hi[f]``, built once from the
+thresholds; values below ``lo[f]`` go to bin 0 and values above ``hi[f]`` to
+the last non-missing bin. Both give exactly scikit-learn's bins: the number of
+thresholds strictly below the value.
+"""
 from cython.parallel import prange
 from libc.math cimport isnan
+import numpy as np
 
-from ._common cimport BIN_t, uint32_t
+from ._common cimport BIN_t, uint8_t, uint32_t, int64_t
+from libc.stdint cimport int8_t, int16_t, uint16_t, int32_t
+
+ctypedef fused small_int_t:
+    int8_t
+    uint8_t
+    int16_t
+    uint16_t
 
 
 def map_to_bins(const double[:, :] X, list thresholds,
@@ -34,3 +50,115 @@ def map_to_bins(const double[:, :] X, list thresholds,
                         else:
                             lo = mid + 1
                     out[i, f] = <BIN_t>lo
+
+
+def build_lookup(list thresholds, const int32_t[::1] lo, const int32_t[::1] hi):
+    """Lookup tables of all features, concatenated.
+
+    Entry ``start[f] + v - lo[f]`` is the number of thresholds of ``f``
+    strictly below the integer ``v``, for ``lo[f] <= v <= hi[f]``.
+
+    Returns
+    -------
+    lut : ndarray of uint8
+    start : ndarray of int64, shape (n_features + 1,)
+    """
+    cdef Py_ssize_t f, p = lo.shape[0]
+    cdef int64_t j, k
+    cdef int32_t v
+    cdef const double[::1] t
+    start = np.zeros(p + 1, dtype=np.int64)
+    cdef int64_t[::1] st = start
+    for f in range(p):
+        st[f + 1] = st[f] + max(hi[f] - lo[f] + 1, 0)
+    lut = np.empty(st[p], dtype=np.uint8)
+    cdef uint8_t[::1] L = lut
+    for f in range(p):
+        t = thresholds[f]
+        k = 0
+        j = st[f]
+        for v in range(lo[f], hi[f] + 1):
+            while k < t.shape[0] and t[k] < v:
+                k += 1
+            L[j] = <uint8_t>k
+            j += 1
+    return lut, start
+
+
+def map_int_to_bins(const small_int_t[:, :] X, const uint8_t[::1] lut,
+                    const int64_t[::1] start, const int32_t[::1] lo,
+                    const int32_t[::1] hi, const uint32_t[::1] n_thresholds,
+                    BIN_t[::1, :] out, int n_threads):
+    """Bins of integer input through the lookup tables of :func:`build_lookup`.
+
+    Rows are processed in blocks (one block per task, all features of the
+    block), so a C-ordered ``X`` is read in cache-sized pieces and each
+    column of ``out`` is written contiguously.
+    """
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
+    cdef Py_ssize_t block = 256, n_blocks = (n + block - 1) // block
+    cdef Py_ssize_t blk, i, i0, i1, f
+    cdef int32_t v, a, b
+    cdef int64_t s
+    cdef uint8_t top
+    with nogil:
+        for blk in prange(n_blocks, schedule='static', num_threads=n_threads):
+            i0 = blk * block
+            i1 = min(n, i0 + block)
+            for f in range(p):
+                a = lo[f]
+                b = hi[f]
+                s = start[f] - a
+                top = <uint8_t>n_thresholds[f]
+                for i in range(i0, i1):
+                    v = X[i, f]
+                    if v < a:
+                        out[i, f] = 0
+                    elif v > b:
+                        out[i, f] = top
+                    else:
+                        out[i, f] = lut[s + v]
+
+
+def int_column_range(const small_int_t[:, :] X, int n_threads):
+    """Minimum and maximum of each column (int32 arrays)."""
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1], i, f
+    mins = np.zeros(p, dtype=np.int32)
+    maxs = np.zeros(p, dtype=np.int32)
+    cdef int32_t[::1] mn = mins, mx = maxs
+    cdef int32_t v, a, b
+    if n == 0:
+        return mins, maxs
+    with nogil:
+        for f in prange(p, schedule='dynamic', num_threads=n_threads):
+            a = X[0, f]
+            b = a
+            for i in range(1, n):
+                v = X[i, f]
+                if v < a:
+                    a = v
+                elif v > b:
+                    b = v
+            mn[f] = a
+            mx[f] = b
+    return mins, maxs
+
+
+def columns_with_value(const BIN_t[::1, :] X_binned,
+                       const uint32_t[::1] value, int n_threads):
+    """uint8 flags: does column f of ``X_binned`` hold ``value[f]`` anywhere."""
+    cdef Py_ssize_t n = X_binned.shape[0], p = X_binned.shape[1], i, f
+    flags = np.zeros(p, dtype=np.uint8)
+    cdef uint8_t[::1] fl = flags
+    cdef BIN_t target
+    cdef const BIN_t *col
+    with nogil:
+        for f in prange(p, schedule='dynamic', num_threads=n_threads):
+            if value[f] <= 255 and n > 0:
+                target = <BIN_t>value[f]
+                col = &X_binned[0, f]
+                for i in range(n):
+                    if col[i] == target:
+                        fl[f] = 1
+                        break
+    return flags

@@ -92,11 +92,9 @@ cdef inline double era_gain_direction(double GL, double HL, unsigned int nL,
         vL = GL / dL
     if dR != 0.0:
         vR = GR / dR
-    # Newton values are -vL and -vR: sign(-vL - (-vR)) = sign(vR - vL)
-    if vR > vL:
-        direction[0] = 1
-    elif vR < vL:
-        direction[0] = -1
+    # Newton values are -vL and -vR: sign(-vL - (-vR)) = sign(vR - vL),
+    # without a branch (the sign is unpredictable)
+    direction[0] = <int>(vR > vL) - <int>(vR < vL)
     return GL * vL + GR * vR - score_parent
 
 

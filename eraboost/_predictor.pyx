@@ -3,7 +3,17 @@ from cython.parallel import prange
 from libc.math cimport isnan
 import numpy as np
 
+from libc.stdint cimport int8_t, int16_t, uint16_t
+
 from ._common cimport node_t, BIN_t, uint8_t, uint32_t, in_bitset
+
+
+ctypedef fused raw_t:
+    double
+    int8_t
+    uint8_t
+    int16_t
+    uint16_t
 
 
 cdef inline bint raw_goes_left(const node_t *node, double x,
@@ -24,13 +34,15 @@ cdef inline bint raw_goes_left(const node_t *node, double x,
     return x <= node.threshold
 
 
-def predict_raw(const node_t[::1] nodes, const double[:, :] X,
+def predict_raw(const node_t[::1] nodes, const raw_t[:, :] X,
                 const uint32_t[:, ::1] cat_bitsets, double[::1] out,
                 int n_threads):
     """out[i] = value of the leaf reached by row i of the raw matrix X.
 
-    ``cat_bitsets`` holds the left categories of the categorical nodes
-    (row ``bitset_idx``); it may have zero rows when there are none.
+    X is float64 (NaN = missing) or a small integer type, compared with the
+    float thresholds as is (no float copy of X). ``cat_bitsets`` holds the
+    left categories of the categorical nodes (row ``bitset_idx``); it may
+    have zero rows when there are none.
     """
     cdef Py_ssize_t i, n = X.shape[0]
     cdef const node_t *node
@@ -38,7 +50,7 @@ def predict_raw(const node_t[::1] nodes, const double[:, :] X,
         for i in prange(n, schedule='static', num_threads=n_threads):
             node = &nodes[0]
             while not node.is_leaf:
-                if raw_goes_left(node, X[i, node.feature], cat_bitsets):
+                if raw_goes_left(node, <double>X[i, node.feature], cat_bitsets):
                     node = &nodes[node.left]
                 else:
                     node = &nodes[node.right]

@@ -145,6 +145,128 @@ cdef int cmp_cat_info(const void *a, const void *b) noexcept nogil:
     return 1
 
 
+cdef enum:
+    CHUNK = 8            # candidates whose per-era sums are gathered at once
+
+
+cdef struct cand_scratch:
+    const hist_t *pooled # (bins,) the block's pooled row
+    unsigned int *cbin   # candidate k: its bin (lowest among equal partitions)
+    unsigned int *scan   # candidate k: the bin where the scan evaluated it
+    uint32_t *cnL        # candidate k: pooled left count
+    double *cGL          # candidate k: pooled left sums
+    double *cHL
+    double *rg           # era i: sums of the scanned side so far
+    double *rh
+    double *rn
+    double *tn           # era i: its row count in the node
+    double *gains        # (M,): per-era gains of the current candidate
+    double *cg           # (CHUNK, stride): per-era sums of a chunk of candidates
+    double *ch
+    double *cn
+    size_t stride        # distance between two rows of cg, ch, cn
+
+
+cdef bint cand_alloc(cand_scratch *cs, unsigned int nb, int M) noexcept nogil:
+    """Two allocations: the unsigned and the double arrays."""
+    cdef size_t m = M
+    # rows of cg, ch, cn are M + 8 apart (an odd number of cache lines when
+    # M is a power of two): stores to the CHUNK rows of one era do not all
+    # fall in the same cache set
+    cs.stride = m + 8
+    cs.cbin = <unsigned int *> malloc(3 * nb * sizeof(unsigned int))
+    cs.cGL = <double *> malloc((2 * nb + 5 * m + 3 * CHUNK * cs.stride + 16)
+                               * sizeof(double))
+    if cs.cbin == NULL or cs.cGL == NULL:
+        cand_free(cs)
+        return False
+    cs.scan = cs.cbin + nb
+    cs.cnL = <uint32_t *> (cs.cbin + 2 * nb)
+    cs.cHL = cs.cGL + nb
+    cs.rg = cs.cGL + 2 * nb
+    cs.rh = cs.rg + m
+    cs.rn = cs.rg + 2 * m
+    cs.tn = cs.rg + 3 * m
+    cs.gains = cs.rg + 4 * m
+    cs.cg = cs.rg + 5 * m
+    cs.ch = cs.cg + CHUNK * cs.stride + 8
+    cs.cn = cs.ch + CHUNK * cs.stride + 8
+    return True
+
+
+cdef inline void cand_push(cand_scratch *cs, int k, unsigned int b,
+                           unsigned int scan_bin, double GL, double HL,
+                           uint32_t nL) noexcept nogil:
+    cs.cbin[k] = b
+    cs.scan[k] = scan_bin
+    cs.cGL[k] = GL
+    cs.cHL[k] = HL
+    cs.cnL[k] = nL
+
+
+cdef void cand_free(cand_scratch *cs) noexcept nogil:
+    free(cs.cbin); free(cs.cGL)
+    cs.cbin = NULL; cs.cGL = NULL
+
+
+cdef extern from *:
+    """
+    /* Per-era gains of one candidate from the sums of its scanned side: the
+       same values as era_gain_direction in _criteria.pxd (gain 0 and no
+       direction for an era with an empty side), written without branches so
+       that the loop runs on SIMD lanes (and on AVX2 where the CPU has it).
+       Returns the sum over eras of sign(v_other - v_scanned), the directions
+       when the scanned side is the left one; *gsum receives the sum of the
+       gains, added in four interleaved partial sums (eras i = l mod 4 in
+       lane l, lanes combined as (l0 + l1) + (l2 + l3)). */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #define EB_MULTIVERSION __attribute__((target_clones("avx2", "default"), optimize("no-trapping-math")))
+    #else
+    #define EB_MULTIVERSION
+    #endif
+    /* one era: its gain into G and its direction into D (a macro, so that
+       it is compiled inside each clone of the function below) */
+    #define EB_ONE_ERA(i, G, D) do {                                           \
+        double gs_ = cg[i], go_ = tg[i] - gs_;                                 \
+        double ds_ = ch[i] + lam, dq_ = (th[i] - ch[i]) + lam;                 \
+        double ms_ = (double)(ds_ != 0.0), mo_ = (double)(dq_ != 0.0);         \
+        double sp_ = (double)(cn[i] != 0.0) * (double)(cn[i] != tn[i]);        \
+        double vs_ = gs_ / (ds_ + (1.0 - ms_)) * ms_;                          \
+        double vo_ = go_ / (dq_ + (1.0 - mo_)) * mo_;                          \
+        (D) = ((int)(vo_ > vs_) - (int)(vo_ < vs_)) * (int)sp_;                \
+        (G) = (gs_ * vs_ + go_ * vo_ - ts[i]) * sp_;                           \
+    } while (0)
+    EB_MULTIVERSION
+    static int eb_era_gains_dense(const double *cg, const double *ch,
+                                  const double *cn, const double *tg,
+                                  const double *th, const double *tn,
+                                  const double *ts, double lam, int M,
+                                  double *gains, double *gsum)
+    {
+        int dsum = 0, i, d;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (i = 0; i < M; i++) {
+            EB_ONE_ERA(i, gains[i], d);
+            dsum += d;
+        }
+        for (i = 0; i + 4 <= M; i += 4) {
+            s0 += gains[i]; s1 += gains[i + 1];
+            s2 += gains[i + 2]; s3 += gains[i + 3];
+        }
+        for (; i < M; i++) {
+            if (i % 4 == 0) s0 += gains[i]; else if (i % 4 == 1) s1 += gains[i];
+            else s2 += gains[i];
+        }
+        *gsum = (s0 + s1) + (s2 + s3);
+        return dsum;
+    }
+    """
+    int era_gains_dense "eb_era_gains_dense" (
+        const double *cg, const double *ch, const double *cn, const double *tg,
+        const double *th, const double *tn, const double *ts, double lam,
+        int M, double *gains, double *gsum) noexcept nogil
+
+
 cdef inline bint better(const split_t *a, const split_t *b, int split_type) noexcept nogil:
     """True when candidate a is strictly better than candidate b."""
     if not a.found:
@@ -604,102 +726,260 @@ cdef class Splitter:
                          const int32_t *present, const double *tot,
                          const uint32_t *tot_n, int M,
                          split_t *out) noexcept nogil:
-        """Era criteria on a per-era histogram.
+        """Era criteria on a per-era histogram, candidates first.
 
-        The cells of the eras present in the node are read in place. A bin
-        with no rows gives the same partition as its neighbour and is not
-        evaluated again; a per-era gain is recomputed only for the eras whose
-        sums changed since the last evaluated candidate.
+        The pooled constraints pick the candidate bins from the block's pooled
+        row, as scikit-learn's scan does (empty bins give the same partition
+        as their neighbour and are skipped; the scan stops where the other
+        side gets too small). Then :meth:`_era_candidates` computes every
+        present era's gain at each candidate, walking each era's contiguous
+        bins once, and scores the candidates in scan order, with the same
+        tie rules as a candidate-by-candidate scan. The block's pooled row
+        (``_histogram.pyx``) must be there when ``n_eras > 1``.
         """
         cdef unsigned int nb = self.n_bins[f]
         cdef unsigned int nbnm = nb - 1
         cdef bint miss = self.has_missing[f]
         cdef signed char mono = self.monotonic_cst[f]
-        cdef int64_t base = self.offsets[f]
+        cdef const hist_t *base = &hist[self.offsets[f]]
+        cdef const hist_t *c
         cdef unsigned int b, end, nL, nR
-        cdef int i, j, st
+        cdef int i, j, k, st, K
         cdef double GL, HL, GR, HR
         cdef split_t cand, best_lr, best_rl
-        cdef const hist_t *c
-        cdef eras_scratch sc
+        cdef cand_scratch cs
         best_lr.found = 0
         best_rl.found = 0
         out.found = 0
         if nbnm < 1 or M < 1:
             return
-        if not scratch_alloc(&sc, nb, M):
+        if not cand_alloc(&cs, nb, M):
             return
-        # pooled bins of the present eras; their totals are the node's
-        sc.base = &hist[base]
-        sc.tg = <double *> tot
-        sc.th = <double *> tot + M
-        sc.ts = <double *> tot + 2 * M
-        sc.tn = <uint32_t *> tot_n
-        for i in range(M):
-            sc.era_off[i] = present[i] * <int64_t>nb
-            for b in range(nb):
-                c = &sc.base[sc.era_off[i] + b]
-                sc.pooled[b].g += c.g
-                sc.pooled[b].h += c.h
-                sc.pooled[b].n += c.n
+        # the pooled row of the block (see _histogram.pyx)
+        cs.pooled = base + (self.n_eras * <int64_t>nb if self.n_eras > 1 else 0)
 
         # Left to right: missing values go right.
-        scratch_reset(&sc, M, True, self.min_per_era > 0)
         end = nbnm - 1 + miss
-        GL = 0.0; HL = 0.0; nL = 0
+        GL = 0.0; HL = 0.0; nL = 0; K = 0
         for b in range(end):
-            if sc.pooled[b].n == 0:
+            if cs.pooled[b].n == 0:
                 continue   # same partition as the previous bin
-            nL = nL + sc.pooled[b].n
+            nL = nL + cs.pooled[b].n
             nR = n_samples - nL
-            HL = HL + (sc.pooled[b].n if self.const_h else sc.pooled[b].h)
+            HL = HL + (cs.pooled[b].n if self.const_h else cs.pooled[b].h)
             HR = H - HL
-            GL = GL + sc.pooled[b].g
+            GL = GL + cs.pooled[b].g
             GR = G - GL
-            self._accumulate(&sc, b, M)
             st = self._constraints(nL, nR, HL, HR)
             if st == CONTINUE:
                 continue
             if st == BREAK:
                 break
-            self._era_candidate(&cand, &sc, b, 0, GL, HL, nL, GR, HR, mono,
-                                lower, upper, M, True)
-            if better(&cand, &best_lr, self.split_type):
-                best_lr = cand
+            cand_push(&cs, K, b, b, GL, HL, nL)
+            K = K + 1
+        if K > 0:
+            self._era_candidates(&cs, base, nb, present, tot, tot_n, M, K, True,
+                                 G, H, mono, lower, upper, &best_lr)
 
         # Right to left: missing values go left.
         if miss and nbnm >= 2:
-            scratch_reset(&sc, M, False, self.min_per_era > 0)
-            GR = 0.0; HR = 0.0; nR = 0
+            GR = 0.0; HR = 0.0; nR = 0; K = 0
             for j in range(<int>nbnm - 2, -1, -1):
                 b = <unsigned int>j
-                if sc.pooled[b + 1].n == 0:
+                if cs.pooled[b + 1].n == 0:
                     # same partition as bin b + 1: among equals keep the lowest bin
-                    if best_rl.found and best_rl.bin == b + 1:
-                        best_rl.bin = b
+                    if K > 0 and cs.cbin[K - 1] == b + 1:
+                        cs.cbin[K - 1] = b
                     continue
-                nR = nR + sc.pooled[b + 1].n
+                nR = nR + cs.pooled[b + 1].n
                 nL = n_samples - nR
-                HR = HR + (sc.pooled[b + 1].n if self.const_h else sc.pooled[b + 1].h)
+                HR = HR + (cs.pooled[b + 1].n if self.const_h else cs.pooled[b + 1].h)
                 HL = H - HR
-                GR = GR + sc.pooled[b + 1].g
+                GR = GR + cs.pooled[b + 1].g
                 GL = G - GR
-                self._accumulate(&sc, b + 1, M)
                 st = self._constraints(nR, nL, HR, HL)
                 if st == CONTINUE:
                     continue
                 if st == BREAK:
                     break
-                self._era_candidate(&cand, &sc, b, 1, GL, HL, nL, GR, HR, mono,
-                                    lower, upper, M, False)
-                # descending bins: >= keeps the lowest bin among equals
-                if cand.found and not better(&best_rl, &cand, self.split_type):
-                    best_rl = cand
+                cand_push(&cs, K, b, b, GL, HL, nL)
+                K = K + 1
+            if K > 0:
+                self._era_candidates(&cs, base, nb, present, tot, tot_n, M, K,
+                                     False, G, H, mono, lower, upper, &best_rl)
         if better(&best_rl, &best_lr, self.split_type):
             out[0] = best_rl
         else:
             out[0] = best_lr
-        scratch_free(&sc)
+        cand_free(&cs)
+
+    cdef void _era_candidates(self, cand_scratch *cs, const hist_t *base,
+                              unsigned int nb, const int32_t *present,
+                              const double *tot, const uint32_t *tot_n, int M,
+                              int K, bint left_to_right, double G, double H,
+                              signed char mono, double lower, double upper,
+                              split_t *best) noexcept nogil:
+        """Score the K candidates of one scan direction; keep the best.
+
+        Left to right, candidate k's scanned side is bins ``0 .. scan[k]``
+        (its left side); right to left it is bins ``scan[k] + 1 .. nb - 2``
+        (its right side; the missing-value bin is on the left). For a chunk
+        of candidates, the eras' scanned-side sums at each candidate are the
+        previous candidate's plus the bins in between, added for all eras at
+        once; then, candidate by candidate, the gains of all eras are
+        computed in one branch-free loop (:func:`era_gains_dense`) and the
+        candidate is scored.
+        """
+        cdef int i, k, k0, k1, dsum
+        cdef int b, stop
+        cdef double gsum
+        cdef bint const_h = self.const_h
+        cdef const hist_t *c
+        cdef double *pg
+        cdef double *ph
+        cdef double *pn
+        cdef double *qg
+        cdef double *qh
+        cdef double *qn
+        cdef int64_t off
+        cdef split_t cand_tmp
+        for i in range(M):
+            cs.rg[i] = 0.0
+            cs.rh[i] = 0.0
+            cs.rn[i] = 0.0
+            cs.tn[i] = tot_n[i]
+        # next bin to add to the scanned side (the same for every era)
+        b = 0 if left_to_right else <int>nb - 2
+        k0 = 0
+        while k0 < K:
+            k1 = min(K, k0 + CHUNK)
+            # the eras' scanned-side sums at the chunk's candidates: row k is
+            # row k - 1 plus the bins between the two candidates, added for
+            # all eras at once (independent eras, no branch)
+            for k in range(k0, k1):
+                qg = &cs.cg[(k - k0) * cs.stride]
+                qh = &cs.ch[(k - k0) * cs.stride]
+                qn = &cs.cn[(k - k0) * cs.stride]
+                if k == k0:
+                    pg = cs.rg; ph = cs.rh; pn = cs.rn
+                else:
+                    pg = qg - cs.stride; ph = qh - cs.stride; pn = qn - cs.stride
+                for i in range(M):
+                    qg[i] = pg[i]
+                    qh[i] = ph[i]
+                    qn[i] = pn[i]
+                stop = <int>cs.scan[k]
+                while (b <= stop) if left_to_right else (b > stop):
+                    for i in range(M):
+                        c = base + present[i] * <int64_t>nb + b
+                        qg[i] += c.g
+                        qh[i] += (<double>c.n) if const_h else c.h
+                        qn[i] += c.n
+                    b = b + 1 if left_to_right else b - 1
+            off = (k1 - 1 - k0) * cs.stride
+            for i in range(M):
+                cs.rg[i] = cs.cg[off + i]
+                cs.rh[i] = cs.ch[off + i]
+                cs.rn[i] = cs.cn[off + i]
+            # per candidate: the gains of all eras, then its score
+            for k in range(k0, k1):
+                dsum = era_gains_dense(&cs.cg[(k - k0) * cs.stride],
+                                       &cs.ch[(k - k0) * cs.stride],
+                                       &cs.cn[(k - k0) * cs.stride], tot, tot + M, cs.tn,
+                                       tot + 2 * M, self.lam, M, cs.gains, &gsum)
+                self._era_cand(&cand_tmp, cs, k, not left_to_right, G, H, mono,
+                               lower, upper, M, dsum if left_to_right else -dsum,
+                               gsum, (k - k0) * cs.stride, tot)
+                if left_to_right:
+                    if better(&cand_tmp, best, self.split_type):
+                        best[0] = cand_tmp
+                # descending bins: >= keeps the lowest bin among equals
+                elif cand_tmp.found and not better(best, &cand_tmp, self.split_type):
+                    best[0] = cand_tmp
+            k0 = k1
+
+    cdef inline void _era_cand(self, split_t *c, cand_scratch *cs, int k,
+                               uint8_t missing_left, double G, double H,
+                               signed char mono, double lower, double upper,
+                               int M, int dsum, double gsum, size_t row,
+                               const double *tot) noexcept nogil:
+        """Score candidate k from the per-era gains in ``cs.gains`` (their
+        sum ``gsum`` gives the mean, alpha = 0, in one division).
+
+        ``row`` locates the candidate's per-era scanned-side sums in
+        ``cs.cg``, ``cs.ch``, ``cs.cn`` (the right side when
+        ``missing_left``, i.e. right to left), for the per-era minimum and
+        the invariance penalty."""
+        cdef double GL = cs.cGL[k], HL = cs.cHL[k]
+        cdef double GR = G - GL, HR = H - HL, vL, vR
+        cdef const double *qn = &cs.cn[row]
+        cdef double m = self.min_per_era
+        cdef int i
+        c.bin = cs.cbin[k]
+        c.missing_left = missing_left
+        c.GL = GL
+        c.HL = HL
+        c.nL = cs.cnL[k]
+        c.found = 0
+        c.dnum = 0
+        c.crit = 0.0
+        if self.min_per_era:
+            for i in range(M):
+                if qn[i] < m or cs.tn[i] - qn[i] < m:
+                    return
+        vL = node_value(GL, HL, lower, upper, self.lam)
+        vR = node_value(GR, HR, lower, upper, self.lam)
+        if (mono == 1 and vL > vR) or (mono == -1 and vL < vR):
+            return
+        c.gain = (score(GL, HL, self.lam) + score(GR, HR, self.lam)
+                  - score(GL + GR, HL + HR, self.lam))
+        if self.split_type == 2:
+            c.dnum = dsum if dsum >= 0 else -dsum
+            if c.dnum == 0 or not c.gain > 0.0:
+                return
+        if self.split_type == 0:
+            c.crit = c.gain
+        elif self.alpha == 0.0:
+            c.crit = gsum / M
+        else:
+            c.crit = boltzmann(cs.gains, M, self.alpha)
+        if self.irf_penalty > 0.0:
+            c.crit -= self.irf_penalty * (HL + HR) * self._left_value_variance(
+                &cs.cg[row], &cs.ch[row], qn, tot, cs.tn, M, not missing_left)
+        if self.split_type == 2:
+            c.found = 1
+        else:
+            c.found = c.crit > 0.0
+
+    cdef inline double _left_value_variance(self, const double *qg,
+                                            const double *qh, const double *qn,
+                                            const double *tot, const double *tn,
+                                            int M, bint scanned_is_left) noexcept nogil:
+        """Var_e CR_e of SPEC.md from the scanned-side sums of each era (see
+        ``era_variance`` in ``_criteria.pxd``: population variance over the
+        eras with rows on the left, two passes, 0 with fewer than two)."""
+        cdef int i, pass_, n_left = 0
+        cdef double gL, hL, nl, cr, mean = 0.0, acc = 0.0
+        for pass_ in range(2):
+            for i in range(M):
+                if scanned_is_left:
+                    gL = qg[i]; hL = qh[i]; nl = qn[i]
+                else:
+                    gL = tot[i] - qg[i]; hL = tot[M + i] - qh[i]; nl = tn[i] - qn[i]
+                if nl <= 0.0:
+                    continue
+                cr = (newton_value(gL, hL, self.lam)
+                      - newton_value(tot[i], tot[M + i], self.lam))
+                if pass_ == 0:
+                    mean += cr
+                    n_left += 1
+                else:
+                    acc += (cr - mean) * (cr - mean)
+            if n_left < 2:
+                return 0.0
+            if pass_ == 0:
+                mean /= n_left
+        return acc / n_left
 
     cdef inline void _accumulate(self, eras_scratch *sc, unsigned int b,
                                  int M) noexcept nogil:

@@ -6,6 +6,14 @@ trees. Unlike scikit-learn, each feature's missing-value bin is its own last
 bin (``n_bins_non_missing_[f]``), so histograms can be sized to each feature's
 real number of bins.
 
+Integer input of 8 or 16 bits (int8, uint8, int16, uint16) is never
+converted to float64: each feature's thresholds come from its distinct values
+(the same subsample and the same midpoints or quantiles as scikit-learn) and
+its values go to bins through a lookup table indexed by the integer. A
+Fortran-ordered uint8 (or non-negative int8) matrix whose values already are
+their own bins (every column's values in ``0 .. k-1`` with ``k`` its number of
+non-missing bins) is used as the binned matrix itself, without a copy.
+
 Categorical features are binned separately (``map_categories``): their
 values are already ordinal codes 0 .. k - 1 (see ``_categorical.py``), and
 code c is bin c, as in scikit-learn; the missing-value bin is k.
@@ -16,10 +24,27 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.stats import _weighted_percentile
 
-from ._binning import map_to_bins
+from ._binning import (
+    build_lookup,
+    columns_with_value,
+    int_column_range,
+    map_int_to_bins,
+    map_to_bins,
+)
 from ._openmp import effective_n_threads
 
 ALMOST_INF = 1e300
+
+#: Integer dtypes binned through lookup tables, without a float64 copy.
+INT_DTYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16))
+
+# columns whose thresholds are found together (bounds the subsample's copy)
+_COLUMN_CHUNK = 256
+
+
+def is_small_int(X):
+    """True when ``X`` is an array of one of :data:`INT_DTYPES`."""
+    return getattr(X, "dtype", None) in INT_DTYPES
 
 
 def find_binning_thresholds(col, max_bins, sample_weight=None):
@@ -62,8 +87,40 @@ def find_binning_thresholds(col, max_bins, sample_weight=None):
     return np.ascontiguousarray(thresholds, dtype=np.float64)
 
 
+def find_int_thresholds(col, max_bins, sample_weight=None):
+    """Thresholds of an integer feature, without converting it to float64.
+
+    Equal to ``find_binning_thresholds(col.astype(np.float64), ...)``: when
+    the column has at most ``max_bins`` distinct values (counted with
+    ``np.bincount``) they are the midpoints between consecutive ones,
+    otherwise the column is handed to :func:`find_binning_thresholds`.
+
+    Returns
+    -------
+    thresholds : ndarray of float64
+    lo, hi : int
+        Smallest and largest value seen (``0, -1`` when there is none). Every
+        threshold lies in ``[lo, hi]``, so values below ``lo`` are in bin 0
+        and values above ``hi`` in the last bin.
+    """
+    full_col, full_sw = col, sample_weight
+    if sample_weight is not None:
+        col = col[sample_weight != 0]
+    if col.size == 0:
+        return np.zeros(0, dtype=np.float64), 0, -1
+    lo, hi = int(col.min()), int(col.max())
+    counts = np.bincount(col.astype(np.int32) - lo)
+    distinct = (np.flatnonzero(counts) + lo).astype(np.float64)
+    if distinct.size <= 1:
+        return np.zeros(0, dtype=np.float64), lo, hi
+    if distinct.size <= max_bins:
+        return (distinct[:-1] + distinct[1:]) / 2.0, lo, hi
+    thresholds = find_binning_thresholds(full_col, max_bins, full_sw)
+    return thresholds, lo, hi
+
+
 class BinMapper:
-    """Maps a float matrix to a Fortran-ordered uint8 matrix of bins.
+    """Maps a feature matrix to a Fortran-ordered uint8 matrix of bins.
 
     Parameters
     ----------
@@ -89,6 +146,8 @@ class BinMapper:
         Bin of missing values for each feature (= ``n_bins_non_missing_``).
     n_bins_ : ndarray of uint32
         Bins per feature, missing-value bin included.
+    is_integer_ : bool
+        Fitted on integer input (:data:`INT_DTYPES`): lookup tables are used.
     """
 
     def __init__(self, max_bins=255, subsample=int(2e5), random_state=None,
@@ -106,27 +165,47 @@ class BinMapper:
         return np.asarray(self.is_categorical, dtype=bool)
 
     def fit(self, X, sample_weight=None):
+        """Find the thresholds of every feature.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            float64, or one of :data:`INT_DTYPES` (no float copy is made).
+        sample_weight : ndarray of shape (n_samples,) or None
+
+        Returns
+        -------
+        self : BinMapper
+        """
         if not 2 <= self.max_bins <= 255:
             raise ValueError(f"max_bins={self.max_bins} must be in [2, 255].")
         rng = check_random_state(self.random_state)
+        subset = None
         if self.subsample is not None and X.shape[0] > self.subsample:
             p = None
             if sample_weight is not None:
                 p = sample_weight / np.sum(sample_weight)
             subset = rng.choice(X.shape[0], self.subsample, p=p, replace=True)
-            X = X.take(subset, axis=0)
             sample_weight = None
+        self.is_integer_ = is_small_int(X)
+        find = find_int_thresholds if self.is_integer_ else (
+            lambda col, mb, sw: (find_binning_thresholds(col, mb, sw), 0, -1))
         n_threads = self.n_threads or effective_n_threads()
-        is_cat = self._categorical_mask(X.shape[1])
-        numeric = np.flatnonzero(~is_cat)
+        found = []
         with ThreadPoolExecutor(max_workers=n_threads) as pool:
-            numeric_thresholds = list(pool.map(
-                lambda f: find_binning_thresholds(X[:, f], self.max_bins,
-                                                  sample_weight),
-                numeric))
-        self.bin_thresholds_ = [None] * X.shape[1]
-        for f, t in zip(numeric, numeric_thresholds):
-            self.bin_thresholds_[f] = t
+            for f0 in range(0, X.shape[1], _COLUMN_CHUNK):
+                block = X[:, f0:f0 + _COLUMN_CHUNK]
+                if subset is not None:
+                    block = block.take(subset, axis=0)
+                found += pool.map(
+                    lambda j, block=block: find(block[:, j], self.max_bins,
+                                                sample_weight),
+                    range(block.shape[1]))
+        self.bin_thresholds_ = [np.ascontiguousarray(t, dtype=np.float64)
+                                for t, _, _ in found]
+        is_cat = self._categorical_mask(X.shape[1])
+        if is_cat.any() and self.is_integer_:
+            raise ValueError("categorical features need float64 ordinal codes")
         for f in np.flatnonzero(is_cat):
             self.bin_thresholds_[f] = check_known_categories(
                 self.known_categories[f], self.max_bins, f)
@@ -136,10 +215,28 @@ class BinMapper:
         )
         self.missing_bin_ = self.n_bins_non_missing_.copy()
         self.n_bins_ = self.n_bins_non_missing_ + 1
+        if self.is_integer_:
+            self._lo = np.array([lo for _, lo, _ in found], dtype=np.int32)
+            self._hi = np.array([hi for _, _, hi in found], dtype=np.int32)
+            self._lut, self._lut_start = build_lookup(self.bin_thresholds_,
+                                                      self._lo, self._hi)
         return self
 
     def transform(self, X):
+        """Bins of ``X``, a Fortran-ordered uint8 matrix.
+
+        Integer input fitted as integer goes through the lookup tables (no
+        float copy); when it already is its own binned matrix (see
+        :meth:`is_identity`) it is returned as is, viewed as uint8.
+        """
         n_threads = self.n_threads or effective_n_threads()
+        if self.is_integer_ and is_small_int(X):
+            if self.is_identity(X):
+                return X.view(np.uint8)
+            out = np.empty(X.shape, dtype=np.uint8, order="F")
+            map_int_to_bins(X, self._lut, self._lut_start, self._lo, self._hi,
+                            self.n_bins_non_missing_ - 1, out, n_threads)
+            return out
         out = np.empty(X.shape, dtype=np.uint8, order="F")
         map_to_bins(
             np.asarray(X, dtype=np.float64), self.bin_thresholds_,
@@ -150,7 +247,43 @@ class BinMapper:
         return out
 
     def fit_transform(self, X, sample_weight=None):
+        """``fit`` then ``transform``."""
         return self.fit(X, sample_weight).transform(X)
+
+    def is_identity(self, X):
+        """Whether the integer matrix ``X`` is its own binned matrix.
+
+        True for a Fortran-ordered uint8 or int8 array whose every value is
+        its own bin: in each column, every value ``v`` between the column's
+        minimum (>= 0) and maximum maps to bin ``v``.
+        """
+        if not (self.is_integer_ and X.dtype.itemsize == 1
+                and X.flags.f_contiguous and X.ndim == 2):
+            return False
+        mins, maxs = int_column_range(X, self.n_threads or effective_n_threads())
+        if np.any(mins < 0) or np.any(maxs >= self.n_bins_non_missing_):
+            return False
+        for f in range(X.shape[1]):
+            values = np.arange(mins[f], maxs[f] + 1)
+            if not np.array_equal(self._bins_of(f, values), values):
+                return False
+        return True
+
+    def _bins_of(self, f, values):
+        """Bins of integer values of feature f, through its lookup table."""
+        lo, hi = int(self._lo[f]), int(self._hi[f])
+        table = self._lut[self._lut_start[f]:self._lut_start[f + 1]]
+        inside = np.clip(values, lo, max(hi, lo)) - lo
+        bins = table[inside].astype(np.int64) if table.size else np.zeros(
+            values.shape, dtype=np.int64)
+        bins[values < lo] = 0
+        bins[values > hi] = self.n_bins_non_missing_[f] - 1
+        return bins
+
+    def has_missing_values(self, X_binned):
+        """uint8 flag per feature: does ``X_binned`` hold its missing bin."""
+        return columns_with_value(np.asfortranarray(X_binned), self.missing_bin_,
+                                  self.n_threads or effective_n_threads())
 
 
 def check_known_categories(categories, max_bins, feature):

@@ -45,7 +45,7 @@ from ._histogram import HistogramBuilder, histogram_layout
 from ._openmp import effective_n_threads
 from ._predictor import add_leaf_values
 from ._splitting import Splitter
-from .binning import BinMapper
+from .binning import INT_DTYPES, BinMapper
 from .grower import HistogramPool, TreeGrower, check_histogram_memory
 from .metrics import EraScorer
 
@@ -156,7 +156,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
 
     # -- input checks ---------------------------------------------------------
     def _check_X(self, X, reset):
-        """X as a float64 matrix in the engine's column order.
+        """X as a matrix in the engine's column order.
+
+        float64, or 8- and 16-bit integers kept as they are (they are binned
+        and predicted without a float copy).
 
         With categorical features (``_categorical.py``), the fit (``reset``)
         sets ``is_categorical_`` and fits ``_preprocessor``, which encodes
@@ -165,7 +168,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         """
         if not reset:
             if getattr(self, "_preprocessor", None) is None:
-                return validate_data(self, X, dtype=[np.float64],
+                return validate_data(self, X, dtype=[np.float64, *INT_DTYPES],
                                      ensure_all_finite=False, reset=False)
             return self._preprocessor.transform(X)
         self.is_categorical_ = check_categorical_features(
@@ -173,7 +176,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self._preprocessor = None
         self._n_categories = np.zeros(0, dtype=np.int64)
         if self.is_categorical_ is None:
-            return validate_data(self, X, dtype=[np.float64],
+            return validate_data(self, X, dtype=[np.float64, *INT_DTYPES],
                                  ensure_all_finite=False, reset=True)
         self._preprocessor = make_encoder(self.is_categorical_)
         X = self._preprocessor.fit_transform(X)
@@ -244,7 +247,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data. NaN marks missing values.
+            Training data. NaN marks missing values. int8, uint8, int16 and
+            uint16 arrays are binned as they are, without a float64 copy
+            (same bins as scikit-learn's); a Fortran-ordered uint8 array
+            whose values already are their bins is used without any copy.
         y : array-like of shape (n_samples,)
             Target values.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -397,8 +403,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             print(f"Binning {X_train.nbytes / 1e9:.3f} GB of training data: "
                   f"{perf_counter() - tic:.3f} s")
         bm = self._bin_mapper
-        has_missing = (X_binned_train == bm.missing_bin_[None, :]).any(axis=0)
-        has_missing = has_missing.astype(np.uint8)
+        has_missing = bm.has_missing_values(X_binned_train)
         n_samples = X_binned_train.shape[0]
 
         # -- eras for the criterion ---------------------------------------------

@@ -63,13 +63,26 @@ def check_histogram_memory(n_cells, n_eras, max_leaf_nodes, max_depth,
                            n_samples, min_samples_leaf, budget=None):
     """Raise MemoryError before fitting if the histograms would not fit.
 
-    Estimate: ``cells x 20 bytes x live``, where ``cells = n_eras x sum of
-    each feature's bins`` is one node's histogram and ``live`` is the most
-    histograms alive at once, one per open leaf plus one being built:
-    ``max_leaf_nodes + 1``; without ``max_leaf_nodes`` the smallest of
-    ``2 ** max_depth``, ``n_samples / min_samples_leaf`` and 1024, plus one
-    (trees with neither limit may need more than this estimate).
-    ``budget`` defaults to 80% of the memory available now.
+    Estimate, in bytes::
+
+        n_cells x 20 x live
+
+    ``n_cells`` is one node's histogram: ``(n_eras + 1) x sum of each
+    feature's bins`` with eras (one row per era and the pooled row;
+    ``_histogram.histogram_layout``), plus at most 19 cells of padding per
+    feature, each cell 20 bytes (``hist_t``). ``live``
+    is the most histograms alive at once, one per open leaf plus the one
+    being built: ``max_leaf_nodes + 1``; without ``max_leaf_nodes`` the
+    smallest of ``2 ** max_depth``, ``n_samples / min_samples_leaf`` and
+    1024, plus one (trees with neither limit may need more than this
+    estimate). The histogram pool reuses these buffers across nodes and trees,
+    so this is the histograms' peak for the whole fit. ``budget`` defaults to
+    80% of the memory available now (MemAvailable).
+
+    Returns
+    -------
+    need : int
+        The estimate, in bytes.
     """
     if max_leaf_nodes is not None:
         live = max_leaf_nodes + 1
@@ -84,13 +97,14 @@ def check_histogram_memory(n_cells, n_eras, max_leaf_nodes, max_depth,
             return need
         budget = 0.8 * avail
     if need > budget:
+        rows = n_eras + 1 if n_eras > 1 else 1
         raise MemoryError(
             f"the per-era histograms would need about {need / 2**30:.1f} GiB "
-            f"({n_eras} eras x {n_cells // max(n_eras, 1)} bins over all "
-            f"features x 20 bytes x {live} histograms alive at once), more "
-            f"than the {budget / 2**30:.1f} GiB available. Use fewer eras "
-            "(group them), fewer leaves (max_leaf_nodes), fewer bins (max_bins) "
-            "or fewer features."
+            f"({n_eras} eras x {n_cells // rows} bins over all features x 20 "
+            f"bytes x {live} histograms alive at once), more than the "
+            f"{budget / 2**30:.1f} GiB available. Use fewer eras per histogram "
+            "(group eras together), fewer leaves (max_leaf_nodes), fewer bins "
+            "(max_bins) or fewer features."
         )
     return need
 
@@ -232,8 +246,9 @@ class TreeGrower:
         # histogram laid out over max_bins + 1 cells.
         f = some_feature
         nb = int(self.n_bins_non_missing[f]) + 1
-        block = root.histograms[self.offsets[f]:self.offsets[f + 1]]
-        block = block.reshape(-1, nb)  # (eras, bins)
+        n_rows = self.builder.n_eras
+        block = root.histograms[self.offsets[f]:self.offsets[f] + n_rows * nb]
+        block = block.reshape(n_rows, nb)  # (eras, bins)
         full = np.zeros(self.max_bins + 1)
         full[: nb - 1] = block["g"][:, : nb - 1].sum(axis=0)
         full[self.max_bins] = block["g"][:, nb - 1].sum()

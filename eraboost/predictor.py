@@ -38,7 +38,7 @@ class TreePredictor:
         return int(self.nodes["depth"].max())
 
     def predict(self, X, n_threads=None):
-        """Leaf values for a raw float64 matrix (NaN = missing)."""
+        """Leaf values for a raw matrix: float64 (NaN = missing) or 8/16-bit integers."""
         out = np.empty(X.shape[0], dtype=np.float64)
         predict_raw(self.nodes, X, self.raw_left_cat_bitsets, out,
                     n_threads or effective_n_threads())

@@ -1,0 +1,72 @@
+"""Fit time and peak memory per split type and era count; predict time.
+
+Run from ``asv_benchmarks/``: ``OMP_WAIT_POLICY=passive asv run --quick``.
+"""
+import numpy as np
+
+from eraboost import HistGradientBoostingRegressor
+
+from .common import int8_era_data
+
+N, P, TREES = 100_000, 50, 30
+
+
+class Fit:
+    """``fit`` on int8 data (values 0..4), 31 leaves, early stopping off."""
+
+    params = (("original", "era", "directional"), (1, 16, 256, 1024))
+    param_names = ("split_type", "n_eras")
+    timeout = 600
+
+    def setup(self, split_type, n_eras):
+        if split_type != "original" and n_eras == 1:
+            raise NotImplementedError("era criteria need eras")
+        self.X, self.y, self.eras = int8_era_data(N, P, n_eras)
+        if n_eras == 1:
+            self.eras = None
+        self.est = HistGradientBoostingRegressor(
+            split_type=split_type, max_iter=TREES, early_stopping=False,
+            random_state=0)
+
+    def time_fit(self, split_type, n_eras):
+        self.est.fit(self.X, self.y, eras=self.eras)
+
+    def peakmem_fit(self, split_type, n_eras):
+        self.est.fit(self.X, self.y, eras=self.eras)
+
+
+class FitFloat:
+    """``fit`` on float64 data without eras (scikit-learn's own setting)."""
+
+    timeout = 600
+
+    def setup(self):
+        rng = np.random.default_rng(0)
+        self.X = rng.standard_normal((N, P))
+        self.y = self.X[:, 0] + np.sin(self.X[:, 1]) + rng.standard_normal(N)
+        self.est = HistGradientBoostingRegressor(max_iter=TREES,
+                                                 early_stopping=False,
+                                                 random_state=0)
+
+    def time_fit(self):
+        self.est.fit(self.X, self.y)
+
+    def peakmem_fit(self):
+        self.est.fit(self.X, self.y)
+
+
+class Predict:
+    """``predict`` of a fitted 30-tree model on int8 and float64 input."""
+
+    params = (("int8", "float64"),)
+    param_names = ("dtype",)
+
+    def setup(self, dtype):
+        X, y, eras = int8_era_data(N, P, 64)
+        self.est = HistGradientBoostingRegressor(
+            split_type="era", max_iter=TREES, early_stopping=False,
+            random_state=0).fit(X, y, eras=eras)
+        self.X = X if dtype == "int8" else X.astype(np.float64)
+
+    def time_predict(self, dtype):
+        self.est.predict(self.X)

@@ -1,0 +1,184 @@
+"""Integer input: scikit-learn's bins without a float64 copy of X, and the
+memory guard that fails before allocating the per-era histograms."""
+import tracemalloc
+
+import numpy as np
+import pytest
+from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
+from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
+
+from eraboost import HistGradientBoostingRegressor, binning, grower
+from eraboost.binning import BinMapper
+
+INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16]
+
+
+def int_matrix(dtype, n, seed=0):
+    """Columns: 5 values; a rare value; many values (quantile thresholds for
+    16-bit types); a constant; values with gaps."""
+    rng = np.random.RandomState(seed)
+    info = np.iinfo(dtype)
+    lo = max(int(info.min), -20)
+    X = np.empty((n, 5), dtype=dtype)
+    X[:, 0] = rng.randint(0, 5, size=n)
+    X[:, 1] = rng.randint(0, 3, size=n)
+    X[rng.choice(n, 3, replace=False), 1] = min(int(info.max), 90)  # rare
+    wide_hi = int(info.max) if info.bits == 8 else 3000
+    X[:, 2] = rng.randint(lo, wide_hi, size=n)
+    X[:, 3] = 7
+    X[:, 4] = rng.choice([0, 2, 9, 40], size=n)
+    if info.min < 0:
+        X[:, 4] -= 5
+    return X
+
+
+def assert_same_bins(ours, theirs, X):
+    for t_ours, t_theirs in zip(ours.bin_thresholds_, theirs.bin_thresholds_):
+        np.testing.assert_array_equal(t_ours, t_theirs)
+    np.testing.assert_array_equal(ours.transform(X),
+                                  theirs.transform(X.astype(np.float64)))
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_int_binning_equals_sklearn_with_subsample(dtype):
+    # more rows than the 2e5 subsample: same subsample, same thresholds, and
+    # values left out of the subsample still land in scikit-learn's bins
+    X = int_matrix(dtype, 210_000)
+    ours = BinMapper(random_state=42).fit(X)
+    theirs = _BinMapper(random_state=42).fit(X.astype(np.float64))
+    assert ours.is_integer_
+    assert_same_bins(ours, theirs, X)
+    if np.iinfo(dtype).bits == 16:   # > 255 distinct values: quantiles
+        assert ours.bin_thresholds_[2].size == 254
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("max_bins", [3, 16, 255])
+def test_int_binning_equals_sklearn_weighted(dtype, max_bins):
+    X = int_matrix(dtype, 3000, seed=1)
+    sw = np.random.RandomState(2).uniform(0, 2, size=X.shape[0])
+    sw[::7] = 0.0   # zero-weight rows do not count as values
+    ours = BinMapper(max_bins=max_bins, random_state=0).fit(X, sw)
+    theirs = _BinMapper(n_bins=max_bins + 1, random_state=0).fit(
+        X.astype(np.float64), sample_weight=sw)
+    assert_same_bins(ours, theirs, X)
+
+
+def test_every_integer_value_goes_to_sklearn_bin():
+    # all 256 int8 values, including those between and beyond the thresholds
+    X = np.random.RandomState(0).randint(-3, 4, size=(500, 1)).astype(np.int8) * 9
+    ours = BinMapper().fit(X)
+    theirs = _BinMapper().fit(X.astype(np.float64))
+    every = np.arange(-128, 128, dtype=np.int8).reshape(-1, 1)
+    np.testing.assert_array_equal(ours.transform(every),
+                                  theirs.transform(every.astype(np.float64)))
+
+
+def test_int_path_never_calls_float_binning(monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("float binning called on integer input")
+
+    monkeypatch.setattr(binning, "map_to_bins", fail)
+    X = int_matrix(np.int8, 1000)
+    y = X[:, 0] + np.random.RandomState(0).normal(size=1000)
+    HistGradientBoostingRegressor(max_iter=3).fit(X, y)
+
+
+def traced_peak(fn):
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("split_type", ["original", "era"])
+def test_int8_fit_and_predict_make_no_float64_copy(split_type):
+    n, p = 200_000, 40
+    rng = np.random.RandomState(0)
+    X = rng.randint(0, 5, size=(n, p)).astype(np.int8)
+    y = X[:, 0] - X[:, 1] * X[:, 2] * 0.5 + rng.normal(size=n)
+    eras = np.repeat(np.arange(50), n // 50)
+    float_copy = n * p * 8
+    params = {"max_iter": 3, "early_stopping": False, "split_type": split_type}
+    est = HistGradientBoostingRegressor(**params)
+    peak_int = traced_peak(lambda: est.fit(X, y, eras=eras))
+    assert peak_int < float_copy / 2
+    assert traced_peak(lambda: est.predict(X)) < float_copy / 4
+    # the measure sees a float64 copy when there is one (int64 input)
+    X64 = X.astype(np.int64)
+    peak_float = traced_peak(
+        lambda: HistGradientBoostingRegressor(**params).fit(X64, y, eras=eras))
+    assert peak_float > float_copy
+
+
+def test_fortran_uint8_in_range_is_the_binned_matrix():
+    rng = np.random.RandomState(0)
+    X = np.asfortranarray(rng.randint(0, 5, size=(2000, 6)).astype(np.uint8))
+    X[:, 5] = rng.randint(0, 2, size=2000)
+    bm = BinMapper().fit(X)
+    assert np.shares_memory(bm.transform(X), X)
+    np.testing.assert_array_equal(bm.transform(X), X)
+    # int8 with non-negative values: viewed as uint8, no copy either
+    X8 = X.view(np.int8)
+    assert np.shares_memory(BinMapper().fit(X8).transform(X8), X)
+    # a gap in the values (0, 1, 3): bins differ from values, a copy is made
+    Xg = X.copy(order="F")
+    Xg[Xg[:, 0] == 2, 0] = 3
+    bmg = BinMapper().fit(Xg)
+    out = bmg.transform(Xg)
+    assert not np.shares_memory(out, Xg)
+    np.testing.assert_array_equal(
+        out, _BinMapper().fit_transform(Xg.astype(np.float64)))
+    # C-ordered input is copied into a Fortran-ordered binned matrix
+    Xc = np.ascontiguousarray(X)
+    assert not np.shares_memory(BinMapper().fit(Xc).transform(Xc), Xc)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_int_input_parity_with_sklearn(dtype, order):
+    X = np.asarray(int_matrix(dtype, 3000, seed=3), order=order)
+    rng = np.random.RandomState(4)
+    y = X[:, 0] * 1.0 - 0.01 * X[:, 2] + (X[:, 4] > 5) + rng.normal(size=3000)
+    p = {"max_iter": 15, "early_stopping": False, "random_state": 0}
+    ours = HistGradientBoostingRegressor(**p).fit(X, y)
+    theirs = SkHGBR(**p).fit(X.astype(np.float64), y)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0,
+                               atol=1e-9)
+    # raw (unbinned) integer prediction equals the float one
+    np.testing.assert_array_equal(ours.predict(X), ours.predict(X.astype(np.float64)))
+
+
+def test_memory_guard_raises_before_allocating(monkeypatch):
+    # 20,000 continuous rows in 10,000 eras, 50 features of 255 bins:
+    # 10,000 x 50 x 256 cells x 20 B = 2.6 GB per node, x 32 live nodes
+    allocations = []
+    real_get = grower.HistogramPool.get
+
+    def get(self):
+        allocations.append(self.size)
+        return real_get(self)
+
+    monkeypatch.setattr(grower.HistogramPool, "get", get)
+    monkeypatch.setattr(grower, "available_memory", lambda: 24 * 2**30)
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(20_000, 50))
+    y = X[:, 0] + rng.normal(size=20_000)
+    eras = np.arange(20_000) // 2
+    est = HistGradientBoostingRegressor(split_type="era", max_iter=2,
+                                        early_stopping=False)
+    tracemalloc.start()
+    try:
+        with pytest.raises(MemoryError) as err:
+            est.fit(X, y, eras=eras)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert allocations == []
+    assert peak < 100 * 2**20   # data-sized allocations only
+    msg = str(err.value)
+    assert "10000 eras x 12800 bins" in msg and "GiB" in msg
+    for remedy in ("fewer eras", "max_leaf_nodes", "max_bins"):
+        assert remedy in msg
