@@ -4,7 +4,6 @@ and input errors."""
 import numpy as np
 import pytest
 import sklearn
-from reference import best_split
 from scipy.special import expit
 from sklearn.ensemble import HistGradientBoostingClassifier as SkHGBC
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
@@ -13,6 +12,8 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from eraboost._eras import era_train_val_split
 from eraboost.demo import make_era_classification_data
+
+from test_criteria import check_tree
 
 SPLIT_TYPES = ["original", "era", "directional"]
 
@@ -158,35 +159,6 @@ def logloss_grad_hess(y, n_classes):
         g, h = p - onehot, p * (1 - p)
     f32 = np.float32
     return g.astype(f32).astype(float), h.astype(f32).astype(float)
-
-
-def check_tree(nodes, bm, Xb, g, h, eras, rows, idx, split_type, alpha, lam,
-               msl, depth, max_depth, **options):
-    """The engine's node ``idx`` splits where the reference does; recurse."""
-    node = nodes[idx]
-    has_missing = (Xb == bm.missing_bin_[None, :]).any(axis=0)
-    ref = None
-    if len(rows) >= 2 * msl:
-        ref = best_split(Xb, g, h, eras, rows, bm.n_bins_non_missing_,
-                         has_missing, split_type, alpha, lam, msl, **options)
-    if ref is None:
-        assert node["is_leaf"], "engine split a node the reference leaves whole"
-        return 0
-    assert not node["is_leaf"], f"engine left a node whole; reference: {ref}"
-    f, b, miss_left, _ = ref
-    assert (int(node["feature"]), int(node["bin_threshold"])) == (f, b)
-    if has_missing[f]:
-        assert bool(node["missing_left"]) == miss_left
-    n = 1
-    if depth + 1 < max_depth:
-        col = Xb[rows, f]
-        left = (col <= b) & (col != bm.missing_bin_[f])
-        if node["missing_left"]:
-            left |= col == bm.missing_bin_[f]
-        for child, sub in ((node["left"], rows[left]), (node["right"], rows[~left])):
-            n += check_tree(nodes, bm, Xb, g, h, eras, sub, child, split_type,
-                            alpha, lam, msl, depth + 1, max_depth, **options)
-    return n
 
 
 def era_clf_data(seed, n_classes, nan):

@@ -44,14 +44,12 @@ def gradients(y):
     return (raw - y).astype(np.float32).astype(np.float64), np.ones_like(y)
 
 
-def check_node(est, Xb, g, h, eras, rows, node_idx, split_type, alpha, lam, msl,
-               depth, max_depth, **options):
-    """Compare the engine's node with the reference, recursively; returns the
-    number of nodes checked. ``options`` are irf_penalty and
-    min_samples_leaf_per_era."""
-    nodes = est._predictors[0][0].nodes
+def check_tree(nodes, bm, Xb, g, h, eras, rows, node_idx, split_type, alpha, lam,
+               msl, depth, max_depth, **options):
+    """Compare node ``node_idx`` of a tree's node array with the reference,
+    recursively down to ``max_depth``; returns the number of nodes checked.
+    ``options`` are irf_penalty and min_samples_leaf_per_era."""
     node = nodes[node_idx]
-    bm = est._bin_mapper
     has_missing = (Xb == bm.missing_bin_[None, :]).any(axis=0)
     ref = None
     if len(rows) >= 2 * msl:
@@ -73,10 +71,18 @@ def check_node(est, Xb, g, h, eras, rows, node_idx, split_type, alpha, lam, msl,
         if node["missing_left"]:
             left |= col == bm.missing_bin_[f]
         for child, sub in ((node["left"], rows[left]), (node["right"], rows[~left])):
-            n_checked += check_node(est, Xb, g, h, eras, sub, child, split_type,
-                                    alpha, lam, msl, depth + 1, max_depth,
-                                    **options)
+            n_checked += check_tree(nodes, bm, Xb, g, h, eras, sub, child,
+                                    split_type, alpha, lam, msl, depth + 1,
+                                    max_depth, **options)
     return n_checked
+
+
+def check_node(est, Xb, g, h, eras, rows, node_idx, split_type, alpha, lam, msl,
+               depth, max_depth, **options):
+    """:func:`check_tree` on the first tree of a fitted regressor."""
+    return check_tree(est._predictors[0][0].nodes, est._bin_mapper, Xb, g, h, eras,
+                      rows, node_idx, split_type, alpha, lam, msl, depth,
+                      max_depth, **options)
 
 
 @pytest.mark.parametrize("split_type", SPLIT_TYPES)
