@@ -5,6 +5,7 @@ estimators that learn from data split into eras (environments) and prefer
 relationships holding in every era.
 """
 from .classifier import HistGradientBoostingClassifier
+from .forest import InvariantForestClassifier, InvariantForestRegressor
 from .gradient_boosting import HistGradientBoostingRegressor
 from .metrics import era_scores, era_summary, make_era_scorer
 from .model_selection import EraKFold, EraTimeSeriesSplit, worst_fold_refit
@@ -14,6 +15,8 @@ __all__ = [
     "EraTimeSeriesSplit",
     "HistGradientBoostingClassifier",
     "HistGradientBoostingRegressor",
+    "InvariantForestClassifier",
+    "InvariantForestRegressor",
     "era_scores",
     "era_summary",
     "make_era_scorer",

@@ -119,3 +119,19 @@ cdef inline double era_variance(const double *x, const signed char *ok,
             d = x[i] - mean
             acc += d * d
     return acc / k
+
+
+cdef inline double rate_ratio(double pos_left, double neg_left, double pos,
+                              double neg) noexcept nogil:
+    """IRF's classification invariant I_e (Liao et al. eq. 17-19).
+
+    The changing rate of each class going left, smoothed by a dummy half
+    sample: ``((pos_left + 0.5) / (pos + 1)) / ((neg_left + 0.5) / (neg + 1))``.
+    Always finite and positive for non-negative counts.
+    """
+    return ((pos_left + 0.5) * (neg + 1.0)) / ((pos + 1.0) * (neg_left + 0.5))
+
+
+cdef inline double ratio_spread(double lo, double hi) noexcept nogil:
+    """IRF's classification penalty L = max_e I_e / min_e I_e - 1 (eq. 16)."""
+    return hi / lo - 1.0

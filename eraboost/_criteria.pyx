@@ -63,3 +63,28 @@ def invariance_penalty(GL, HL, nL, GR, HR, nR, double lam):
         cr[e] = (newton_value(GL[e], HL[e], lam)
                  - newton_value(GL[e] + GR[e], HL[e] + HR[e], lam))
     return era_variance(&cr[0], &ok[0], <int>m)
+
+
+def rate_ratio_penalty(pos_left, n_left, pos, n):
+    """IRF's classification penalty ``max_e I_e / min_e I_e - 1`` (eq. 16-19).
+
+    Parameters
+    ----------
+    pos_left, n_left : array-like of shape (n_eras,)
+        Positive rows and all rows of each era going left (weighted sums).
+    pos, n : array-like of shape (n_eras,)
+        The same in the whole node. Eras with ``n == 0`` are not in the node
+        and take no part; 0 with fewer than two eras.
+    """
+    pos_left = np.asarray(pos_left, dtype=np.float64)
+    n_left = np.asarray(n_left, dtype=np.float64)
+    pos = np.asarray(pos, dtype=np.float64); n = np.asarray(n, dtype=np.float64)
+    cdef double lo = INFINITY, hi = 0.0, r
+    cdef int k = 0
+    for e in range(pos.shape[0]):
+        if n[e] <= 0:
+            continue
+        r = rate_ratio(pos_left[e], n_left[e] - pos_left[e], pos[e], n[e] - pos[e])
+        lo = min(lo, r); hi = max(hi, r)
+        k += 1
+    return 0.0 if k < 2 else ratio_spread(lo, hi)

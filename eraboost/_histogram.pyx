@@ -21,6 +21,10 @@ import numpy as np
 
 from ._common cimport hist_t, G_t, BIN_t, uint32_t, int32_t, int64_t
 
+cdef enum:
+    # below this many row-feature updates (or histogram cells), one thread
+    SMALL_WORK = 16384
+
 
 def histogram_layout(const uint32_t[::1] n_bins, int n_eras):
     """Offsets of each feature's block; the last entry is the total size.
@@ -157,18 +161,22 @@ cdef class HistogramBuilder:
         cdef const G_t[::1] grad = self.gradients
         cdef const G_t[::1] hess = self.hessians
         cdef bint const_h = self.hessians_are_constant
+        # small nodes (deep trees) on one thread: waking the other threads
+        # costs more than the work (tens of microseconds with the passive
+        # wait policy); the result does not depend on the thread count
+        cdef int nt = self.n_threads if n * n_feat >= SMALL_WORK else 1
         if not root:
             with nogil:
-                for i in prange(n, schedule='static', num_threads=self.n_threads):
+                for i in prange(n, schedule='static', num_threads=nt):
                     self.ordered_gradients[i] = self.gradients[sample_indices[i]]
                 if not const_h:
-                    for i in prange(n, schedule='static', num_threads=self.n_threads):
+                    for i in prange(n, schedule='static', num_threads=nt):
                         self.ordered_hessians[i] = self.hessians[sample_indices[i]]
             grad = self.ordered_gradients
             if not const_h:
                 hess = self.ordered_hessians
         with nogil:
-            for k in prange(n_feat, schedule='dynamic', num_threads=self.n_threads):
+            for k in prange(n_feat, schedule='dynamic', num_threads=nt):
                 f = features[k]
                 self._one_feature(f, sample_indices, grad, hess, const_h, root,
                                   run_era, run_start, run_stop, n_runs, out)
@@ -231,8 +239,9 @@ cdef class HistogramBuilder:
         """parent -= sibling, in place, for the listed features."""
         cdef int k, n_feat = features.shape[0], f
         cdef int64_t j
+        cdef int nt = self.n_threads if self.size >= SMALL_WORK else 1
         with nogil:
-            for k in prange(n_feat, schedule='static', num_threads=self.n_threads):
+            for k in prange(n_feat, schedule='static', num_threads=nt):
                 f = features[k]
                 for j in range(self.offsets[f], self.offsets[f + 1]):
                     parent[j].g = parent[j].g - sibling[j].g

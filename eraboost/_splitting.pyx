@@ -26,8 +26,9 @@ from libc.string cimport memcpy
 
 from ._common cimport (hist_t, BIN_t, uint8_t, uint32_t, int32_t, int64_t,
                       in_bitset, set_bitset)
+from libc.math cimport INFINITY
 from ._criteria cimport (score, era_gain_direction, boltzmann, newton_value,
-                         era_variance)
+                         era_variance, rate_ratio, ratio_spread)
 
 
 cdef enum:
@@ -345,6 +346,13 @@ cdef class Splitter:
         Weight of the invariance penalty (SPEC.md); 0 is off.
     min_samples_leaf_per_era : int, default=0
         Rows every era of the node keeps on each side; 0 is off.
+    irf_kind : int, default=0
+        0: SPEC.md's penalty ``H_node * Var_e CR_e``. 1: the IRF paper's
+        classification penalty ``H_node / 2 * (max_e I_e / min_e I_e - 1)``
+        (``rate_ratio`` in ``_criteria.pxd``), for gradients ``-w * y`` of a
+        0/1 target and hessians ``w``, where the pooled gain is ``H_node / 2``
+        times the decrease of weighted Gini impurity. Not for categorical
+        features.
 
     With a single era and ``split_type=0`` and neither option, candidates are
     scored on the pooled histogram by scikit-learn's scan; otherwise by the
@@ -366,6 +374,7 @@ cdef class Splitter:
     cdef int n_threads
     cdef double irf_penalty
     cdef unsigned int min_per_era
+    cdef int irf_kind
     cdef bint per_era        # scan the per-era histograms
     cdef const uint8_t[::1] is_categorical
 
@@ -374,7 +383,7 @@ cdef class Splitter:
                  double l2_regularization, double min_hessian_to_split,
                  unsigned int min_samples_leaf, bint hessians_are_constant,
                  int n_threads, is_categorical=None, double irf_penalty=0.0,
-                 unsigned int min_samples_leaf_per_era=0):
+                 unsigned int min_samples_leaf_per_era=0, int irf_kind=0):
         self.n_bins = n_bins
         self.offsets = offsets
         self.n_eras = n_eras
@@ -394,6 +403,11 @@ cdef class Splitter:
         if is_categorical is None:
             is_categorical = np.zeros(len(n_bins), dtype=np.uint8)
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.uint8)
+        if irf_kind not in (0, 1):
+            raise ValueError(f"irf_kind must be 0 or 1, got {irf_kind}")
+        if irf_kind == 1 and np.any(self.is_categorical):
+            raise ValueError("irf_kind=1 does not support categorical features")
+        self.irf_kind = irf_kind
 
     def find_node_split(self, unsigned int n_samples, const hist_t[::1] hist,
                         double sum_gradients, double sum_hessians, double value,
@@ -404,7 +418,7 @@ cdef class Splitter:
         Returns a :class:`SplitInfo`; ``found`` is False when no candidate is
         eligible.
         """
-        cdef int n_feat = features.shape[0], k, best = 0, M = 0, e, f0, i
+        cdef int n_feat = features.shape[0], k, best = 0, M = 0, e, f0, i, nt
         cdef split_t *infos = <split_t *> calloc(max(n_feat, 1), sizeof(split_t))
         cdef int32_t *present = <int32_t *> malloc(max(self.n_eras, 1) * sizeof(int32_t))
         # per-era totals of the node: g, h, score (doubles) and counts
@@ -442,7 +456,10 @@ cdef class Splitter:
                     present[0] = 0
                     M = 1
                 loss_node = sum_gradients * value
-                for k in prange(n_feat, schedule='dynamic', num_threads=self.n_threads):
+                # a small histogram is scanned on one thread (waking the
+                # others costs more); the choice does not depend on it
+                nt = self.n_threads if self.offsets[self.offsets.shape[0] - 1] >= 16384 else 1
+                for k in prange(n_feat, schedule='dynamic', num_threads=nt):
                     infos[k].found = 0
                     infos[k].feature = features[k]
                     if sampled[k]:
@@ -943,9 +960,12 @@ cdef class Splitter:
             c.crit = gsum / M
         else:
             c.crit = boltzmann(cs.gains, M, self.alpha)
-        if self.irf_penalty > 0.0:
+        if self.irf_penalty > 0.0 and self.irf_kind == 0:
             c.crit -= self.irf_penalty * (HL + HR) * self._left_value_variance(
                 &cs.cg[row], &cs.ch[row], qn, tot, cs.tn, M, not missing_left)
+        elif self.irf_penalty > 0.0:
+            c.crit -= self.irf_penalty * 0.5 * (HL + HR) * self._left_rate_spread(
+                &cs.cg[row], &cs.ch[row], tot, M, not missing_left)
         if self.split_type == 2:
             c.found = 1
         else:
@@ -980,6 +1000,30 @@ cdef class Splitter:
             if pass_ == 0:
                 mean /= n_left
         return acc / n_left
+
+    cdef inline double _left_rate_spread(self, const double *qg,
+                                         const double *qh, const double *tot,
+                                         int M, bint scanned_is_left) noexcept nogil:
+        """IRF's classification penalty ``max_e I_e / min_e I_e - 1`` over the
+        M eras of the node, from the scanned-side sums: with gradients
+        ``-w * y`` (y in {0, 1}) and hessians ``w``, an era's positive rows
+        going left are ``-G_Le`` and all its rows ``H_Le``."""
+        cdef int i
+        cdef double gL, hL, pos, posL, negL, r, lo = INFINITY, hi = 0.0
+        if M < 2:
+            return 0.0
+        for i in range(M):
+            if scanned_is_left:
+                gL = qg[i]; hL = qh[i]
+            else:
+                gL = tot[i] - qg[i]; hL = tot[M + i] - qh[i]
+            posL = max(-gL, 0.0)
+            negL = max(hL - posL, 0.0)
+            pos = max(-tot[i], 0.0)
+            r = rate_ratio(posL, negL, pos, max(tot[M + i] - pos, 0.0))
+            lo = min(lo, r)
+            hi = max(hi, r)
+        return ratio_spread(lo, hi)
 
     cdef inline void _accumulate(self, eras_scratch *sc, unsigned int b,
                                  int M) noexcept nogil:

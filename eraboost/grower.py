@@ -60,7 +60,8 @@ def available_memory():
 
 
 def check_histogram_memory(n_cells, n_eras, max_leaf_nodes, max_depth,
-                           n_samples, min_samples_leaf, budget=None):
+                           n_samples, min_samples_leaf, budget=None,
+                           depth_first=False):
     """Raise MemoryError before fitting if the histograms would not fit.
 
     Estimate, in bytes::
@@ -75,7 +76,9 @@ def check_histogram_memory(n_cells, n_eras, max_leaf_nodes, max_depth,
     being built: ``max_leaf_nodes + 1``; without ``max_leaf_nodes`` the
     smallest of ``2 ** max_depth``, ``n_samples / min_samples_leaf`` and
     1024, plus one (trees with neither limit may need more than this
-    estimate). The histogram pool reuses these buffers across nodes and trees,
+    estimate). Grown ``depth_first`` (forests), a histogram per level and
+    two more: ``max_depth + 2``, taking 64 levels without ``max_depth``.
+    The histogram pool reuses these buffers across nodes and trees,
     so this is the histograms' peak for the whole fit. ``budget`` defaults to
     80% of the memory available now (MemAvailable).
 
@@ -84,7 +87,10 @@ def check_histogram_memory(n_cells, n_eras, max_leaf_nodes, max_depth,
     need : int
         The estimate, in bytes.
     """
-    if max_leaf_nodes is not None:
+    if depth_first:
+        live = min(64 if max_depth is None else max_depth,
+                   n_samples // max(min_samples_leaf, 1)) + 2
+    elif max_leaf_nodes is not None:
         live = max_leaf_nodes + 1
     else:
         live = min(n_samples // max(min_samples_leaf, 1), 1024) + 1
@@ -168,6 +174,11 @@ class TreeGrower:
     rng : numpy Generator (feature subsampling)
     shrinkage : float
     n_threads : int
+    depth_first : bool, default=False
+        Split the newest splittable node next (a stack) instead of the best
+        one (a heap). Without ``max_leaf_nodes`` the tree is the same either
+        way; depth first keeps only about ``depth`` histograms alive, which
+        is what deep forest trees need.
     """
 
     def __init__(self, X_binned, builder, splitter, pool, root_indices,
@@ -176,7 +187,7 @@ class TreeGrower:
                  max_leaf_nodes=None, max_depth=None, min_samples_leaf=20,
                  min_hessian_to_split=1e-3, monotonic_cst=None,
                  interaction_cst=None, feature_fraction_per_split=1.0,
-                 rng=None, shrinkage=1.0, n_threads=1):
+                 rng=None, shrinkage=1.0, n_threads=1, depth_first=False):
         self.X_binned = X_binned
         self.builder = builder
         self.splitter = splitter
@@ -201,6 +212,9 @@ class TreeGrower:
         self.rng = rng
         self.shrinkage = shrinkage
         self.n_threads = n_threads
+        if depth_first and max_leaf_nodes is not None:
+            raise ValueError("depth_first growth needs max_leaf_nodes=None")
+        self.depth_first = depth_first
         self.all_features = np.arange(self.n_features, dtype=np.uint32)
         self.splittable_nodes = []
         self.finalized_leaves = []
@@ -287,11 +301,14 @@ class TreeGrower:
         )
         if not node.split_info.found:
             self._finalize_leaf(node)
+        elif self.depth_first:
+            self.splittable_nodes.append(node)
         else:
             heappush(self.splittable_nodes, node)
 
     def split_next(self):
-        node = heappop(self.splittable_nodes)
+        node = (self.splittable_nodes.pop() if self.depth_first
+                else heappop(self.splittable_nodes))
         info = node.split_info
         tic = perf_counter()
         if info.is_categorical:

@@ -26,7 +26,10 @@ def test_shares_count_splits_and_row_shares():
 
 def test_datasets_follow_their_equations():
     X, y, eras, Xt, yt = make_irf_regression(d=3, n_per_era=20000, random_state=0)
-    assert X.shape == (40000, 6) and Xt.shape == (20000, 6)
+    assert X.shape == (40000, 4) and Xt.shape == (20000, 4)
+    # one environmental column by default, d of them on request
+    assert make_irf_regression(d=3, n_per_era=10, n_env_features=3,
+                               random_state=0)[0].shape == (20, 6)
     np.testing.assert_array_equal(np.bincount(eras), [20000, 20000])
     # X2 - Y has standard deviation sigma_e * sqrt(d) in each era
     for e, sigma in enumerate((0.1, 2.0)):

@@ -196,6 +196,29 @@ def test_time_robust_settings_beat_plain_booster_on_holdout_auc():
     assert auc_trt > auc_plain + 0.015, (auc_plain, auc_trt)
 
 
+@pytest.mark.parametrize("d", [2, 10])
+def test_penalty_lowers_environmental_splits_and_test_mse(d):
+    """The IRF paper's regression (eq. 24): with a penalty of 10 the booster
+    splits less on the environmental feature X2 and predicts the test era
+    better than without it (means over two seeds)."""
+    from eraboost.datasets import make_irf_regression
+    from eraboost.inspection import split_feature_shares
+
+    share, mse = {}, {}
+    for pen in (0.0, 10.0):
+        s, m = [], []
+        for seed in range(2):
+            X, y, eras, Xt, yt = make_irf_regression(d=d, random_state=seed)
+            est = HistGradientBoostingRegressor(
+                max_iter=100, max_leaf_nodes=15, irf_penalty=pen,
+                early_stopping=False, random_state=seed).fit(X, y, eras=eras)
+            s.append(split_feature_shares(est)[d:].sum())
+            m.append(np.mean((est.predict(Xt) - yt) ** 2))
+        share[pen], mse[pen] = np.mean(s), np.mean(m)
+    assert share[10.0] < 0.9 * share[0.0], share
+    assert mse[10.0] < 0.98 * mse[0.0], mse
+
+
 @pytest.mark.parametrize("params,match", [
     ({"irf_penalty": -1.0}, "irf_penalty"),
     ({"irf_penalty": np.nan}, "irf_penalty"),

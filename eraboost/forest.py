@@ -1,0 +1,602 @@
+"""Forests of invariant trees: the Invariant Random Forest and the Time Robust
+Forest on the histogram engine.
+
+Each tree is grown by the booster's own engine (``grower.TreeGrower`` with
+the ``_splitting.Splitter`` criteria), fully and depth first, on one
+bootstrap sample drawn separately within each era (Liao et al., section 4.3):
+
+- regression: gradients ``-w (y - m)`` and hessians ``w`` (``w`` the
+  bootstrap count times the sample weight, ``m`` the sample's weighted mean),
+  so that a split's gain is the decrease of the weighted squared error and a
+  leaf's value ``m - G/H`` is the mean target of its rows: a CART regression
+  tree, and the invariance penalty of SPEC.md is the IRF paper's eq. 20-22
+  (``irf_penalty`` is its lambda);
+- binary classification: gradients ``-w y`` (``y`` in {0, 1}) and hessians
+  ``w``: the gain is ``H / 2`` times the decrease of weighted Gini impurity,
+  a leaf's value is the share of the positive class, and the penalty is the
+  paper's changing-rate ratio ``max_e I_e / min_e I_e - 1`` (eq. 16-19),
+  scaled by ``H / 2`` so that ``irf_penalty`` is its lambda on the Gini
+  scale (eq. 15).
+
+``split_type``, ``boltzmann_alpha`` and ``min_samples_leaf_per_era`` act as
+in the booster; ``split_type="era", boltzmann_alpha=-np.inf`` with
+``min_samples_leaf_per_era`` is the Time Robust Forest (Moneda and Mauá).
+"""
+from numbers import Integral, Real
+import warnings
+
+import numpy as np
+from sklearn.base import (BaseEstimator, ClassifierMixin, RegressorMixin,
+                          _fit_context)
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import (_check_sample_weight, check_is_fitted,
+                                      validate_data)
+
+from ._common import G_DTYPE, SPLIT_TYPES
+from ._eras import check_eras, warn_single_era
+from ._histogram import HistogramBuilder, histogram_layout
+from ._openmp import effective_n_threads
+from ._splitting import Splitter
+from .binning import INT_DTYPES, BinMapper
+from .grower import HistogramPool, TreeGrower, check_histogram_memory
+
+MAX_INT = np.iinfo(np.int32).max
+
+
+def era_bootstrap(codes, n_eras, rng):
+    """Bootstrap counts drawn separately within each era.
+
+    Every era keeps its size: era ``e`` with ``n_e`` rows gets ``n_e`` draws
+    with replacement among its own rows (IRF, section 4.3).
+
+    Parameters
+    ----------
+    codes : ndarray of int (n_samples,)
+        Era code of each row, ``0 .. n_eras - 1``.
+    n_eras : int
+    rng : numpy RandomState
+
+    Returns
+    -------
+    counts : ndarray of int64 (n_samples,)
+        Times each row was drawn.
+    """
+    counts = np.zeros(codes.shape[0], dtype=np.int64)
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(n_eras + 1))
+    for e in range(n_eras):
+        rows = order[starts[e]:starts[e + 1]]
+        if rows.size:
+            draw = rows[rng.randint(0, rows.size, size=rows.size)]
+            counts += np.bincount(draw, minlength=codes.shape[0])
+    return counts
+
+
+class _BaseInvariantForest(BaseEstimator):
+    """Shared fit loop of the invariant forests."""
+
+    _parameter_constraints: dict = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "split_type": [StrOptions(set(SPLIT_TYPES))],
+        "boltzmann_alpha": [Real],
+        "irf_penalty": [Interval(Real, 0, None, closed="left")],
+        "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"),
+                                     None],
+        "bootstrap": ["boolean"],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "max_features": [Interval(Integral, 1, None, closed="left"),
+                         Interval(RealNotInt, 0, 1, closed="right"),
+                         StrOptions({"sqrt", "log2"}), None],
+        "max_bins": [Interval(Integral, 2, 255, closed="both")],
+        "oob_score": ["boolean"],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, n_estimators=100, *, split_type="original",
+                 boltzmann_alpha=0.0, irf_penalty=0.0,
+                 min_samples_leaf_per_era=None, bootstrap=True, max_depth=None,
+                 min_samples_leaf=1, max_features=1.0, max_bins=255,
+                 oob_score=False, n_jobs=None, random_state=None, verbose=0):
+        self.n_estimators = n_estimators
+        self.split_type = split_type
+        self.boltzmann_alpha = boltzmann_alpha
+        self.irf_penalty = irf_penalty
+        self.min_samples_leaf_per_era = min_samples_leaf_per_era
+        self.bootstrap = bootstrap
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.max_bins = max_bins
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- helpers ------------------------------------------------------------
+    def _n_threads(self):
+        n = effective_n_threads()
+        if self.n_jobs is None or self.n_jobs == 0:
+            return n
+        if self.n_jobs < 0:
+            return max(1, n + 1 + self.n_jobs)
+        return min(self.n_jobs, n)
+
+    def _features_per_split(self, n_features):
+        """Features drawn at each split, as scikit-learn's forests count them."""
+        m = self.max_features
+        if m is None:
+            return n_features
+        if m == "sqrt":
+            return max(1, int(np.sqrt(n_features)))
+        if m == "log2":
+            return max(1, int(np.log2(n_features)))
+        if isinstance(m, Integral):
+            if m > n_features:
+                raise ValueError(
+                    f"max_features={m} is larger than the number of features "
+                    f"({n_features})."
+                )
+            return int(m)
+        return max(1, int(m * n_features))
+
+    def _era_options(self):
+        options = []
+        if self.split_type != "original":
+            options.append(f"split_type={self.split_type!r}")
+        if self.irf_penalty > 0:
+            options.append(f"irf_penalty={self.irf_penalty!r}")
+        if self.min_samples_leaf_per_era is not None:
+            options.append(
+                f"min_samples_leaf_per_era={self.min_samples_leaf_per_era!r}")
+        return options
+
+    def _check_X(self, X, reset):
+        return validate_data(self, X, dtype=[np.float64, *INT_DTYPES],
+                             ensure_all_finite="allow-nan", reset=reset)
+
+    # -- fit ----------------------------------------------------------------
+    def _fit(self, X, target, sample_weight, eras, irf_kind):
+        """Grow the trees on ``target`` (float64 targets, or 0/1 classes).
+
+        Sets ``estimators_`` (one ``TreePredictor`` per tree), the
+        importances and, with ``oob_score``, the out-of-bag predictions.
+        """
+        if self.oob_score and not self.bootstrap:
+            raise ValueError("oob_score=True needs bootstrap=True: without "
+                             "bootstrap no row is out of bag.")
+        n_samples, n_features = X.shape
+        n_threads = self._n_threads()
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X)
+        sw = np.ones(n_samples) if sample_weight is None else sample_weight
+        rng = check_random_state(self.random_state)
+
+        if eras is not None:
+            codes, labels = check_eras(eras, n_samples)
+        else:
+            codes, labels = np.zeros(n_samples, dtype=np.int32), np.array([0])
+        self.eras_ = labels if eras is not None else None
+        self.n_eras_ = labels.size
+        options = self._era_options()
+        if options and self.n_eras_ < 2:
+            warn_single_era(", ".join(options))
+
+        self._bin_mapper = bm = BinMapper(
+            max_bins=self.max_bins, random_state=rng.randint(MAX_INT),
+            n_threads=n_threads)
+        X_binned = bm.fit_transform(X, sample_weight)
+        has_missing = bm.has_missing_values(X_binned)
+
+        era_aware = bool(options) and self.n_eras_ > 1
+        n_eras_hist = self.n_eras_ if era_aware else 1
+        split_code = SPLIT_TYPES[self.split_type] if era_aware else 0
+        min_samples_leaf = int(self.min_samples_leaf)
+        if not era_aware:
+            min_samples_leaf = max(min_samples_leaf,
+                                   self.min_samples_leaf_per_era or 0)
+        hist_codes = codes if era_aware else None
+        offsets = histogram_layout(bm.n_bins_, n_eras_hist)
+        if n_eras_hist > 1:
+            check_histogram_memory(int(offsets[-1]), n_eras_hist, None,
+                                   self.max_depth, n_samples, min_samples_leaf,
+                                   depth_first=True)
+        pool = HistogramPool(offsets[-1])
+        gradients = np.zeros(n_samples, dtype=G_DTYPE)
+        hessians = np.ones(n_samples, dtype=G_DTYPE)
+        builder = HistogramBuilder(X_binned, bm.n_bins_, offsets, n_eras_hist,
+                                   hist_codes, gradients, hessians, n_threads)
+        splitter = Splitter(
+            bm.n_bins_, offsets, n_eras_hist, has_missing,
+            np.zeros(n_features, dtype=np.int8), split_code,
+            float(self.boltzmann_alpha), 0.0, 1e-3, min_samples_leaf, False,
+            n_threads, irf_penalty=float(self.irf_penalty),
+            min_samples_leaf_per_era=int(self.min_samples_leaf_per_era or 0),
+            irf_kind=irf_kind)
+        n_sub = self._features_per_split(n_features)
+        # the grower draws ceil(fraction * n) features: exactly n_sub
+        fraction = 1.0 if n_sub == n_features else (n_sub - 0.5) / n_features
+        era_order = np.argsort(codes, kind="stable")
+
+        seeds = rng.randint(MAX_INT, size=self.n_estimators)
+        self._tree_seeds = seeds
+        self._era_codes = codes
+        self.estimators_ = []
+        importances = np.zeros(n_features)
+        split_freq = np.zeros(n_features)
+        if self.oob_score:
+            oob_sum = np.zeros(n_samples)
+            oob_n = np.zeros(n_samples, dtype=np.int64)
+        for t, seed in enumerate(seeds):
+            tree_rng = np.random.RandomState(seed)
+            if self.bootstrap:
+                counts = era_bootstrap(codes, self.n_eras_, tree_rng)
+            else:
+                counts = np.ones(n_samples, dtype=np.int64)
+            w = counts * sw
+            rows = era_order[counts[era_order] > 0].astype(np.uint32)
+            if irf_kind == 0:
+                offset = float(np.dot(w[rows], target[rows]) / w[rows].sum())
+                gradients[:] = -w * (target - offset)
+            else:
+                offset = 0.0
+                gradients[:] = -w * target
+            hessians[:] = w
+            builder.update_gradients(gradients, hessians)
+            grower = TreeGrower(
+                X_binned, builder, splitter, pool, rows, False,
+                bm.n_bins_non_missing_, has_missing, offsets, self.max_bins,
+                max_leaf_nodes=None, max_depth=self.max_depth,
+                min_samples_leaf=min_samples_leaf,
+                feature_fraction_per_split=fraction,
+                rng=np.random.default_rng(tree_rng.randint(MAX_INT)),
+                n_threads=n_threads, depth_first=True)
+            grower.grow()
+            # leaf value: the weighted mean of the target in the leaf
+            for leaf in grower.finalized_leaves:
+                leaf.value = (offset - leaf.sum_gradients / leaf.sum_hessians
+                              if leaf.sum_hessians > 0 else offset)
+            predictor = grower.make_predictor(bm.bin_thresholds_)
+            self.estimators_.append(predictor)
+            imp, freq = _tree_importances(predictor.nodes, n_features)
+            importances += imp
+            split_freq += freq
+            if self.oob_score:
+                oob = counts == 0
+                if oob.any():
+                    Xo = np.asfortranarray(X_binned[oob])
+                    oob_sum[oob] += predictor.predict_binned(
+                        Xo, bm.missing_bin_, n_threads)
+                    oob_n[oob] += 1
+            if self.verbose:
+                print(f"tree {t + 1}/{self.n_estimators}: "
+                      f"{predictor.get_n_leaf_nodes()} leaves, depth "
+                      f"{predictor.get_max_depth()}")
+        total = importances.sum()
+        self.feature_importances_ = (importances / total if total > 0
+                                     else importances)
+        self.split_frequency_importances_ = split_freq / self.n_estimators
+        if self.oob_score:
+            has = oob_n > 0
+            if not has.all():
+                warnings.warn(
+                    f"{int((~has).sum())} rows were drawn by every tree and "
+                    "have no out-of-bag prediction; oob_score_ is computed "
+                    "without them. Use more trees.", UserWarning, stacklevel=3)
+            mean = np.full(n_samples, np.nan)
+            mean[has] = oob_sum[has] / oob_n[has]
+            return mean, has
+        return None, None
+
+    @property
+    def estimators_samples_(self):
+        """In-bag rows of each tree (each drawn row once), as in scikit-learn.
+
+        Regenerated from the trees' seeds, so no memory is kept for them.
+        """
+        check_is_fitted(self, "estimators_")
+        n = self._era_codes.shape[0]
+        out = []
+        for seed in self._tree_seeds:
+            if not self.bootstrap:
+                out.append(np.arange(n))
+                continue
+            counts = era_bootstrap(self._era_codes, self.n_eras_,
+                                   np.random.RandomState(seed))
+            out.append(np.flatnonzero(counts))
+        return out
+
+    def _mean_tree_output(self, X):
+        check_is_fitted(self, "estimators_")
+        X = self._check_X(X, reset=False)
+        n_threads = self._n_threads()
+        out = np.zeros(X.shape[0])
+        for tree in self.estimators_:
+            out += tree.predict(X, n_threads)
+        return out / len(self.estimators_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+def _tree_importances(nodes, n_features):
+    """Impurity importance (pooled gain per feature, normalised to sum 1) and
+    the IRF paper's split frequency (sum of ``n_m / n`` over the splits on a
+    feature, section 5.2) of one tree."""
+    split = nodes[nodes["is_leaf"] == 0]
+    if split.size == 0:
+        return np.zeros(n_features), np.zeros(n_features)
+    gain = np.bincount(split["feature"], weights=np.maximum(split["gain"], 0.0),
+                       minlength=n_features)
+    total = gain.sum()
+    freq = np.bincount(split["feature"],
+                       weights=split["count"] / float(nodes[0]["count"]),
+                       minlength=n_features)
+    return (gain / total if total > 0 else gain), freq
+
+
+_DOC_PARAMS = """
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        Number of trees.
+    split_type : {"original", "era", "directional"}, default="original"
+        Split criterion, as in the booster: the pooled gain, the Boltzmann
+        mean of the per-era gains, or the directional agreement of the eras
+        (SPEC.md).
+    boltzmann_alpha : float, default=0.0
+        Alpha of the Boltzmann operator over per-era gains (``-np.inf``: the
+        worst era, 0: the mean, ``np.inf``: the best era). Acts on gains in
+        their own units, which grow with era size.
+    irf_penalty : float, default=0.0
+        The Invariant Random Forest's lambda (eq. 15). See the class notes
+        for the penalty of each task. 0 is off.
+    min_samples_leaf_per_era : int or None, default=None
+        Every era in a node keeps at least this many (distinct) rows on each
+        side of a split (the Time Robust Tree's constraint).
+    bootstrap : bool, default=True
+        Grow each tree on a bootstrap sample drawn separately within each
+        era (every era keeps its size); without eras, one bootstrap over all
+        rows. False: every tree sees every row once.
+    max_depth : int or None, default=None
+        Depth limit; None grows until leaves are pure or too small.
+    min_samples_leaf : int, default=1
+        Minimum number of distinct rows in a leaf.
+    max_features : int, float, {"sqrt", "log2"} or None, default=1.0
+        Features drawn at random at each split, counted as in scikit-learn's
+        forests. The IRF paper draws none (all features at every split):
+        the penalty does the feature selection.
+    max_bins : int, default=255
+        Bins per feature. Integer features with at most ``max_bins``
+        distinct values keep every value apart (exact CART thresholds).
+    oob_score : bool, default=False
+        Score every row with the trees whose bootstrap sample left it out.
+        Rows drawn by every tree are left out of the score (with a warning).
+    n_jobs : int or None, default=None
+        OpenMP threads for histograms, splits and prediction; None uses all
+        allowed (``OMP_NUM_THREADS``), negative counts back from them. The
+        fitted forest does not depend on it.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the binning subsample, the bootstrap and the feature draws.
+    verbose : int, default=0
+        Print one line per tree.
+"""
+
+_DOC_ATTRS = """
+    Attributes
+    ----------
+    estimators_ : list of TreePredictor
+        The trees; leaf values are already {leaf}.
+    feature_importances_ : ndarray of shape (n_features,)
+        Impurity importance: each tree's pooled impurity decrease per
+        feature, normalised to sum 1, averaged over trees and renormalised.
+    split_frequency_importances_ : ndarray of shape (n_features,)
+        The IRF paper's split frequency (section 5.2): per tree, the sum of
+        ``n_m / n`` over the nodes splitting on the feature (``n_m`` the
+        node's distinct rows, ``n`` the root's), averaged over trees. Not
+        normalised: a feature used at every level of a tree of depth ``D``
+        scores about ``D``.
+    eras_ : ndarray or None
+        The distinct era labels of the training data.
+    n_eras_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X has feature names.
+"""
+
+
+class InvariantForestRegressor(RegressorMixin, _BaseInvariantForest):
+    __doc__ = """Invariant Random Forest / Time Robust Forest for regression.
+
+    Fully grown CART trees on per-era bootstrap samples, with the era-aware
+    split criteria of the booster and the Invariant Random Forest's penalty
+    on the variance across eras of the change in mean target going left
+    (Liao et al. eq. 20-22; SPEC.md's ``irf_penalty``, exactly the paper's
+    lambda for this squared-error tree).
+
+    With no eras, no penalty and ``bootstrap=False``, one tree is a
+    scikit-learn ``DecisionTreeRegressor`` on integer data with fewer than
+    ``max_bins`` distinct values per feature (same partition).
+""" + _DOC_PARAMS + _DOC_ATTRS.format(leaf="mean targets") + """
+    oob_prediction_ : ndarray of shape (n_samples,)
+        Out-of-bag prediction of every row (NaN for rows without one); only
+        with ``oob_score=True``.
+    oob_score_ : float
+        R^2 of the out-of-bag predictions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from eraboost import InvariantForestRegressor
+    >>> from eraboost.datasets import make_irf_regression
+    >>> X, y, eras, X_test, y_test = make_irf_regression(d=2, random_state=0)
+    >>> forest = InvariantForestRegressor(n_estimators=10, irf_penalty=10,
+    ...                                   max_depth=8, random_state=0)
+    >>> forest.fit(X, y, eras=eras).predict(X_test[:2]).shape
+    (2,)
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None, eras=None):
+        """Grow the forest.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            float64 (NaN = missing) or 8/16-bit integers (binned without a
+            float copy).
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None
+        eras : array-like of shape (n_samples,) or None
+            Era label of each row; None is one era.
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(self, X, y, dtype=[np.float64, *INT_DTYPES],
+                             ensure_all_finite="allow-nan", y_numeric=True,
+                             reset=True)
+        y = np.asarray(y, dtype=np.float64)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinity.")
+        oob, has = self._fit(X, y, sample_weight, eras, irf_kind=0)
+        if oob is not None:
+            self.oob_prediction_ = oob
+            self.oob_score_ = r2_score(y[has], oob[has])
+        return self
+
+    def predict(self, X):
+        """Mean of the trees' predictions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        return self._mean_tree_output(X)
+
+
+class InvariantForestClassifier(ClassifierMixin, _BaseInvariantForest):
+    __doc__ = """Invariant Random Forest / Time Robust Forest for binary
+    classification.
+
+    Fully grown Gini trees on per-era bootstrap samples, with the era-aware
+    split criteria of the booster and the Invariant Random Forest's
+    classification penalty (Liao et al. eq. 15-19): for each era the
+    changing rates of the positive and negative class going left, smoothed
+    by half a dummy row, ``I_e = ((n1_Le + .5) / (n1_e + 1)) / ((n0_Le + .5) /
+    (n0_e + 1))``, and the penalty ``max_e I_e / min_e I_e - 1`` added with
+    weight ``irf_penalty`` to the weighted Gini impurity of the children.
+    Counts are bootstrap-weighted (rows drawn twice count twice).
+
+    Two classes only: the paper's invariant is defined for a positive and a
+    negative class. For more classes wrap it in scikit-learn's
+    ``OneVsRestClassifier``.
+""" + _DOC_PARAMS + _DOC_ATTRS.format(leaf="positive-class shares") + """
+    classes_ : ndarray of shape (2,)
+    oob_decision_function_ : ndarray of shape (n_samples, 2)
+        Out-of-bag class probabilities (NaN for rows without one); only with
+        ``oob_score=True``.
+    oob_score_ : float
+        Accuracy of the out-of-bag predictions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from eraboost import InvariantForestClassifier
+    >>> from eraboost.datasets import make_trt_example
+    >>> X, y, eras, X_test, y_test = make_trt_example(random_state=0)
+    >>> forest = InvariantForestClassifier(
+    ...     n_estimators=10, split_type="era", boltzmann_alpha=-np.inf,
+    ...     min_samples_leaf_per_era=10, random_state=0).fit(X, y, eras=eras)
+    >>> forest.predict_proba(X_test[:2]).shape
+    (2, 2)
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None, eras=None):
+        """Grow the forest.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            float64 (NaN = missing) or 8/16-bit integers.
+        y : array-like of shape (n_samples,)
+            Two classes.
+        sample_weight : array-like of shape (n_samples,) or None
+        eras : array-like of shape (n_samples,) or None
+            Era label of each row; None is one era.
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(self, X, y, dtype=[np.float64, *INT_DTYPES],
+                             ensure_all_finite="allow-nan", reset=True)
+        check_classification_targets(y)
+        self.classes_, y01 = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs two classes; y has only 1 class "
+                f"({self.classes_[0]!r})."
+            )
+        if self.classes_.size > 2:
+            raise ValueError(
+                "Only binary classification is supported. The type of the "
+                f"target is {type_of_target(y)} ({self.classes_.size} classes): "
+                "the IRF invariant compares a positive and a negative class. "
+                "Wrap the forest in sklearn.multiclass.OneVsRestClassifier "
+                "for more classes."
+            )
+        y01 = y01.astype(np.float64).ravel()
+        oob, has = self._fit(X, y01, sample_weight, eras, irf_kind=1)
+        if oob is not None:
+            proba = np.column_stack([1.0 - oob, oob])
+            self.oob_decision_function_ = proba
+            self.oob_score_ = accuracy_score(
+                y01[has], (proba[has, 1] > proba[has, 0]).astype(np.float64))
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def predict_proba(self, X):
+        """Mean of the trees' class shares.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+        """
+        p = np.clip(self._mean_tree_output(X), 0.0, 1.0)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        """Most probable class (the first class on ties).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
