@@ -104,6 +104,7 @@ cdef class HistogramBuilder:
     cdef public bint hessians_are_constant
     cdef public int n_threads
     cdef public Py_ssize_t size
+    cdef object _zero_run      # era and start of the single run without eras
     cdef int n_features
 
     def __init__(self, X_binned, n_bins, offsets, int n_eras, era_codes,
@@ -124,6 +125,7 @@ cdef class HistogramBuilder:
         self.ordered_hessians = np.empty_like(hessians)
         self.n_threads = n_threads
         self.size = offsets[-1]
+        self._zero_run = np.zeros(1, dtype=np.int64)
 
     @property
     def constant_hessian(self):
@@ -151,9 +153,9 @@ cdef class HistogramBuilder:
         if use_eras:
             r_era, r_start, r_stop = era_runs(sample_indices, self.era_codes)
         else:
-            r_era = np.zeros(1, dtype=np.int64)
-            r_start = np.zeros(1, dtype=np.int64)
-            r_stop = np.full(1, n, dtype=np.int64)
+            r_era = self._zero_run
+            r_start = self._zero_run
+            r_stop = np.array([n], dtype=np.int64)
         run_era = r_era
         run_start = r_start
         run_stop = r_stop

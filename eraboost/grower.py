@@ -216,6 +216,7 @@ class TreeGrower:
             raise ValueError("depth_first growth needs max_leaf_nodes=None")
         self.depth_first = depth_first
         self.all_features = np.arange(self.n_features, dtype=np.uint32)
+        self._all_sampled = np.ones(self.n_features, dtype=np.uint8)
         self.splittable_nodes = []
         self.finalized_leaves = []
         self.n_nodes = 1
@@ -289,7 +290,9 @@ class TreeGrower:
             mask[:n_sub] = True
             self.rng.shuffle(mask)
             return mask.view(np.uint8)
-        return np.ones(n_allowed, dtype=np.uint8)
+        if self._all_sampled.shape[0] != n_allowed:
+            self._all_sampled = np.ones(n_allowed, dtype=np.uint8)
+        return self._all_sampled
 
     def _compute_best_split_and_push(self, node):
         features = self._features(node)
@@ -413,44 +416,42 @@ class TreeGrower:
         """Flatten the tree into a :class:`~eraboost.predictor.TreePredictor`."""
         from .predictor import TreePredictor
 
-        nodes = np.zeros(self.n_nodes, dtype=NODE_DTYPE)
         bitsets, n_known = [], []   # categorical splits, in node order
-        # depth-first, left subtree before right: same order as scikit-learn
-        order = []
+        # depth-first, left subtree before right: same order as scikit-learn.
+        # One record per node, fields in NODE_DTYPE's order; left and right
+        # (5 and 6) are filled once the subtrees are numbered.
+        rows = []
         def visit(gnode):
-            idx = len(order)
-            order.append(gnode)
-            rec = nodes[idx]
-            rec["count"] = gnode.n_samples
-            rec["depth"] = gnode.depth
-            rec["gain"] = gnode.split_info.gain if gnode.split_info is not None else -1
-            rec["value"] = gnode.value
+            gain = gnode.split_info.gain if gnode.split_info is not None else -1
             if gnode.is_leaf:
-                rec["is_leaf"] = 1
+                rows.append((gnode.value, gnode.n_samples, 0, 0.0, 0, 0, 0, gain,
+                             gnode.depth, 1, 0, 0, 0))
                 return
             info = gnode.split_info
             f, b = info.feature_idx, info.bin_idx
-            rec["feature"] = f
-            rec["bin_threshold"] = b
-            rec["missing_left"] = info.missing_go_to_left
+            is_cat, bitset_idx = 0, 0
             if info.is_categorical:
                 # threshold: number of known categories (0 .. k - 1)
-                rec["is_categorical"] = 1
-                rec["bitset_idx"] = len(bitsets)
-                rec["threshold"] = self.n_bins_non_missing[f]
+                is_cat, bitset_idx = 1, len(bitsets)
+                threshold = self.n_bins_non_missing[f]
                 bitsets.append(info.left_cat_bitset)
                 n_known.append(int(self.n_bins_non_missing[f]))
             elif b == self.n_bins_non_missing[f] - 1:
-                rec["threshold"] = np.inf
+                threshold = np.inf
             else:
-                rec["threshold"] = bin_thresholds[f][b]
-            rec["left"] = len(order)
+                threshold = bin_thresholds[f][b]
+            rec = [gnode.value, gnode.n_samples, f, threshold,
+                   info.missing_go_to_left, 0, 0, gain, gnode.depth, 0, b,
+                   is_cat, bitset_idx]
+            rows.append(rec)
+            rec[5] = len(rows)
             visit(gnode.left_child)
-            rec["right"] = len(order)
+            rec[6] = len(rows)
             visit(gnode.right_child)
         if self.n_nodes + 100 > sys.getrecursionlimit():
             sys.setrecursionlimit(self.n_nodes + 100)
         visit(self.root)
+        nodes = np.array([tuple(r) for r in rows], dtype=NODE_DTYPE)
         binned = np.array(bitsets, dtype=BITSET_DTYPE).reshape(-1, 8)
         # raw category c is bin c; the missing-value bin k is not a category
         raw = binned.copy()
