@@ -150,6 +150,22 @@ def era_train_val_split(codes, validation_fraction, random_state, y=None,
     return val_eras[codes]
 
 
+def era_options_text(estimator):
+    """The era-aware options an estimator has set, as text (empty when none).
+
+    Reads ``split_type``, ``irf_penalty`` and ``min_samples_leaf_per_era``.
+    """
+    options = []
+    if estimator.split_type != "original":
+        options.append(f"split_type={estimator.split_type!r}")
+    if estimator.irf_penalty > 0:
+        options.append(f"irf_penalty={estimator.irf_penalty!r}")
+    if estimator.min_samples_leaf_per_era is not None:
+        options.append(
+            f"min_samples_leaf_per_era={estimator.min_samples_leaf_per_era!r}")
+    return options
+
+
 def warn_single_era(options):
     """Warn that era-aware options run on a single era.
 

@@ -7,6 +7,17 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 
+def _train_and_test(draw, train_params, test_param, n_per_era, n_test):
+    """Training eras ``draw(n_per_era, p)`` for each ``p`` of
+    ``train_params`` (era codes 0, 1, ...), then the test era."""
+    parts = [draw(n_per_era, p) for p in train_params]
+    X = np.vstack([p[0] for p in parts])
+    y = np.concatenate([p[1] for p in parts])
+    eras = np.repeat(np.arange(len(train_params)), n_per_era)
+    X_test, y_test = draw(n_per_era if n_test is None else n_test, test_param)
+    return X, y, eras, X_test, y_test
+
+
 def make_irf_regression(d=5, n_per_era=2000, sigmas=(0.1, 2.0), test_sigma=5.0,
                         n_test=None, n_env_features=1, random_state=None):
     """The Invariant Random Forest paper's synthetic regression (eq. 24).
@@ -53,12 +64,7 @@ def make_irf_regression(d=5, n_per_era=2000, sigmas=(0.1, 2.0), test_sigma=5.0,
         x2 = y[:, None] + rng.normal(scale=sigma * np.sqrt(d), size=(n, n_env_features))
         return np.hstack([x1, x2]), y
 
-    parts = [draw(n_per_era, s) for s in sigmas]
-    X = np.vstack([p[0] for p in parts])
-    y = np.concatenate([p[1] for p in parts])
-    eras = np.repeat(np.arange(len(sigmas)), n_per_era)
-    X_test, y_test = draw(n_per_era if n_test is None else n_test, test_sigma)
-    return X, y, eras, X_test, y_test
+    return _train_and_test(draw, sigmas, test_sigma, n_per_era, n_test)
 
 
 def make_irf_classification(d=5, n_per_era=2000, flip_rates=(0.1, 0.4),
@@ -104,12 +110,7 @@ def make_irf_classification(d=5, n_per_era=2000, flip_rates=(0.1, 0.4),
         x2 = np.abs(y[:, None] - c2) + rng.normal(size=(n, d))
         return np.hstack([x1, x2]), y
 
-    parts = [draw(n_per_era, u) for u in flip_rates]
-    X = np.vstack([p[0] for p in parts])
-    y = np.concatenate([p[1] for p in parts])
-    eras = np.repeat(np.arange(len(flip_rates)), n_per_era)
-    X_test, y_test = draw(n_per_era if n_test is None else n_test, test_flip_rate)
-    return X, y, eras, X_test, y_test
+    return _train_and_test(draw, flip_rates, test_flip_rate, n_per_era, n_test)
 
 
 def make_trt_example(n_per_period=2000, n_test_periods=2, random_state=None):

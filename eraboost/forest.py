@@ -36,7 +36,7 @@ from sklearn.utils.validation import (_check_sample_weight, check_is_fitted,
                                       validate_data)
 
 from ._common import G_DTYPE, SPLIT_TYPES
-from ._eras import check_eras, warn_single_era
+from ._eras import check_eras, era_options_text, warn_single_era
 from ._histogram import HistogramBuilder, histogram_layout
 from ._openmp import effective_n_threads
 from ._splitting import Splitter
@@ -146,15 +146,8 @@ class _BaseInvariantForest(BaseEstimator):
         return max(1, int(m * n_features))
 
     def _era_options(self):
-        options = []
-        if self.split_type != "original":
-            options.append(f"split_type={self.split_type!r}")
-        if self.irf_penalty > 0:
-            options.append(f"irf_penalty={self.irf_penalty!r}")
-        if self.min_samples_leaf_per_era is not None:
-            options.append(
-                f"min_samples_leaf_per_era={self.min_samples_leaf_per_era!r}")
-        return options
+        """The era-aware options set, as text (empty when none is)."""
+        return era_options_text(self)
 
     def _check_X(self, X, reset):
         return validate_data(self, X, dtype=[np.float64, *INT_DTYPES],

@@ -40,7 +40,8 @@ from ._categorical import (
     remap_monotonic_cst,
 )
 from ._common import G_DTYPE, SPLIT_TYPES, Y_DTYPE
-from ._eras import check_eras, era_train_val_split, warn_single_era
+from ._eras import (check_eras, era_options_text, era_train_val_split,
+                    warn_single_era)
 from ._histogram import HistogramBuilder, histogram_layout
 from ._openmp import effective_n_threads
 from ._predictor import add_leaf_values
@@ -598,15 +599,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
 
     def _era_options(self):
         """The era-aware options set, as text (empty when none is)."""
-        options = []
-        if self.split_type != "original":
-            options.append(f"split_type={self.split_type!r}")
-        if self.irf_penalty > 0:
-            options.append(f"irf_penalty={self.irf_penalty!r}")
-        if self.min_samples_leaf_per_era is not None:
-            options.append(
-                f"min_samples_leaf_per_era={self.min_samples_leaf_per_era!r}")
-        return options
+        return era_options_text(self)
 
     # -- warm start ----------------------------------------------------------
     def _is_fitted(self):
