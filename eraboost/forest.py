@@ -46,7 +46,14 @@ from .grower import HistogramPool, TreeGrower, check_histogram_memory
 MAX_INT = np.iinfo(np.int32).max
 
 
-def era_bootstrap(codes, n_eras, rng):
+def era_groups(codes, n_eras):
+    """Rows of each era, ``0 .. n_eras - 1``, in increasing row order."""
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(n_eras + 1))
+    return [order[starts[e]:starts[e + 1]] for e in range(n_eras)]
+
+
+def era_bootstrap(groups, n_samples, rng):
     """Bootstrap counts drawn separately within each era.
 
     Every era keeps its size: era ``e`` with ``n_e`` rows gets ``n_e`` draws
@@ -54,9 +61,9 @@ def era_bootstrap(codes, n_eras, rng):
 
     Parameters
     ----------
-    codes : ndarray of int (n_samples,)
-        Era code of each row, ``0 .. n_eras - 1``.
-    n_eras : int
+    groups : list of ndarray
+        Rows of each era (:func:`era_groups`).
+    n_samples : int
     rng : numpy RandomState
 
     Returns
@@ -64,15 +71,11 @@ def era_bootstrap(codes, n_eras, rng):
     counts : ndarray of int64 (n_samples,)
         Times each row was drawn.
     """
-    counts = np.zeros(codes.shape[0], dtype=np.int64)
-    order = np.argsort(codes, kind="stable")
-    starts = np.searchsorted(codes[order], np.arange(n_eras + 1))
-    for e in range(n_eras):
-        rows = order[starts[e]:starts[e + 1]]
-        if rows.size:
-            draw = rows[rng.randint(0, rows.size, size=rows.size)]
-            counts += np.bincount(draw, minlength=codes.shape[0])
-    return counts
+    draws = [rows[rng.randint(0, rows.size, size=rows.size)]
+             for rows in groups if rows.size]
+    if not draws:
+        return np.zeros(n_samples, dtype=np.int64)
+    return np.bincount(np.concatenate(draws), minlength=n_samples)
 
 
 class _BaseInvariantForest(BaseEstimator):
@@ -219,6 +222,7 @@ class _BaseInvariantForest(BaseEstimator):
         seeds = rng.randint(MAX_INT, size=self.n_estimators)
         self._tree_seeds = seeds
         self._era_codes = codes
+        groups = era_groups(codes, self.n_eras_) if self.bootstrap else None
         self.estimators_ = []
         importances = np.zeros(n_features)
         split_freq = np.zeros(n_features)
@@ -228,7 +232,7 @@ class _BaseInvariantForest(BaseEstimator):
         for t, seed in enumerate(seeds):
             tree_rng = np.random.RandomState(seed)
             if self.bootstrap:
-                counts = era_bootstrap(codes, self.n_eras_, tree_rng)
+                counts = era_bootstrap(groups, n_samples, tree_rng)
             else:
                 counts = np.ones(n_samples, dtype=np.int64)
             w = counts * sw
@@ -294,15 +298,11 @@ class _BaseInvariantForest(BaseEstimator):
         """
         check_is_fitted(self, "estimators_")
         n = self._era_codes.shape[0]
-        out = []
-        for seed in self._tree_seeds:
-            if not self.bootstrap:
-                out.append(np.arange(n))
-                continue
-            counts = era_bootstrap(self._era_codes, self.n_eras_,
-                                   np.random.RandomState(seed))
-            out.append(np.flatnonzero(counts))
-        return out
+        if not self.bootstrap:
+            return [np.arange(n) for _ in self._tree_seeds]
+        groups = era_groups(self._era_codes, self.n_eras_)
+        return [np.flatnonzero(era_bootstrap(groups, n, np.random.RandomState(seed)))
+                for seed in self._tree_seeds]
 
     def _mean_tree_output(self, X):
         check_is_fitted(self, "estimators_")

@@ -10,7 +10,7 @@ from sklearn.tree import DecisionTreeRegressor
 from eraboost import InvariantForestClassifier, InvariantForestRegressor
 from eraboost._criteria import rate_ratio_penalty
 from eraboost.datasets import make_trt_example
-from eraboost.forest import era_bootstrap
+from eraboost.forest import era_bootstrap, era_groups
 
 
 def int_data(seed, n=300, p=4, levels=12):
@@ -188,8 +188,11 @@ def test_rate_ratio_penalty_formula():
 def test_era_bootstrap_keeps_each_era_size():
     codes = np.repeat([2, 0, 1], [5, 50, 7]).astype(np.int32)
     rng = np.random.RandomState(0)
+    groups = era_groups(codes, 3)
+    for e in range(3):
+        np.testing.assert_array_equal(groups[e], np.flatnonzero(codes == e))
     for _ in range(5):
-        counts = era_bootstrap(codes, 3, rng)
+        counts = era_bootstrap(groups, codes.size, rng)
         for e, size in ((0, 50), (1, 7), (2, 5)):
             assert counts[codes == e].sum() == size
 
