@@ -319,6 +319,7 @@ def main(argv=None):
     if out.exists():
         records = [json.loads(line) for line in out.read_text().splitlines() if line]
     done = {key(r) for r in records if "fit_s" in r}
+    failed = 0
     if not args.table_only:
         for case in args.cases.split(","):
             runs = runs_of_case(case, args.quick, peer, args.max_iter)
@@ -337,6 +338,7 @@ def main(argv=None):
                         f.write(json.dumps(rec) + "\n")
                     msg = (f"{rec['fit_s']:8.2f} s {rec['peak_rss_mb']:7.0f} MB"
                            if "fit_s" in rec else f"FAILED {rec['error']}")
+                    failed += "fit_s" not in rec
                     print(f"  {case:<7} rep {rep + 1}/{args.repeats} "
                           f"{label:<22} eras={spec['n_eras']:<5} {msg}",
                           file=sys.stderr, flush=True)
@@ -345,6 +347,9 @@ def main(argv=None):
           "early stopping off. Ratios: median over repeats of the ratio within "
           "a repeat.")
     print(table(records, args.quick))
+    if failed:
+        print(f"{failed} fit(s) FAILED (see above)", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
