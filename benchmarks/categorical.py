@@ -7,6 +7,7 @@ categories, 5% missing), 32 eras; 50 iterations, 31 leaves, early stopping
 off. Prints the median of 3 fits of each model, the maximum prediction
 difference with scikit-learn, and the training R^2 of each.
 """
+
 import sys
 from statistics import median
 from time import perf_counter
@@ -36,15 +37,23 @@ def make_data(n, seed=0):
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     X, y, eras = make_data(n)
-    common = {"max_iter": 50, "early_stopping": False, "random_state": 0,
-              "categorical_features": [4, 5, 6, 7]}
+    common = {
+        "max_iter": 50,
+        "early_stopping": False,
+        "random_state": 0,
+        "categorical_features": [4, 5, 6, 7],
+    }
     models = {
         "scikit-learn": (lambda: SkHGBR(**common), False),
         "eraboost original": (lambda: HistGradientBoostingRegressor(**common), False),
-        "eraboost era, 32 eras": (lambda: HistGradientBoostingRegressor(
-            split_type="era", **common), True),
-        "eraboost directional, 32 eras": (lambda: HistGradientBoostingRegressor(
-            split_type="directional", **common), True),
+        "eraboost era, 32 eras": (
+            lambda: HistGradientBoostingRegressor(split_type="era", **common),
+            True,
+        ),
+        "eraboost directional, 32 eras": (
+            lambda: HistGradientBoostingRegressor(split_type="directional", **common),
+            True,
+        ),
     }
     times = {name: [] for name in models}
     fitted = {}
@@ -63,8 +72,10 @@ def main():
     for name, est in fitted.items():
         pred = est.predict(X)
         r2 = 1 - np.mean((y - pred) ** 2) / np.var(y)
-        print(f"{name:<32} fit {median(times[name]):6.2f} s   "
-              f"max |pred - sklearn| {np.abs(pred - ref).max():.1e}   R^2 {r2:.3f}")
+        print(
+            f"{name:<32} fit {median(times[name]):6.2f} s   "
+            f"max |pred - sklearn| {np.abs(pred - ref).max():.1e}   R^2 {r2:.3f}"
+        )
 
 
 if __name__ == "__main__":

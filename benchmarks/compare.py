@@ -35,6 +35,7 @@ Cases (``--cases``, comma-separated; default all but ``numerai``):
 
 Early stopping is off everywhere; OpenMP and LightGBM use all CPUs.
 """
+
 import argparse
 import json
 import os
@@ -107,14 +108,38 @@ print(json.dumps({"fit_s": t, "peak_rss_mb": peak, "data_rss_mb": rss_data}))
 """
 
 FULL = {
-    "int8": {"n": 1_000_000, "p": 100, "kind": "int5", "iters": 100,
-             "leaves": 31, "eras": [1, 16, 256, 1024]},
-    "float": {"n": 1_000_000, "p": 50, "kind": "float", "iters": 100,
-              "leaves": 31, "eras": [1]},
-    "peer": {"n": 102_400, "p": 50, "kind": "int5", "iters": 50, "leaves": 32,
-             "eras": [256]},
-    "numerai": {"n": 2_700_000, "p": 500, "kind": "int5", "iters": 100,
-                "leaves": 31, "eras": [570]},
+    "int8": {
+        "n": 1_000_000,
+        "p": 100,
+        "kind": "int5",
+        "iters": 100,
+        "leaves": 31,
+        "eras": [1, 16, 256, 1024],
+    },
+    "float": {
+        "n": 1_000_000,
+        "p": 50,
+        "kind": "float",
+        "iters": 100,
+        "leaves": 31,
+        "eras": [1],
+    },
+    "peer": {
+        "n": 102_400,
+        "p": 50,
+        "kind": "int5",
+        "iters": 50,
+        "leaves": 32,
+        "eras": [256],
+    },
+    "numerai": {
+        "n": 2_700_000,
+        "p": 500,
+        "kind": "int5",
+        "iters": 100,
+        "leaves": 31,
+        "eras": [570],
+    },
 }
 QUICK = {
     "int8": {"n": 100_000, "iters": 20},
@@ -122,15 +147,30 @@ QUICK = {
     "peer": {"n": 102_400, "iters": 10},
     "numerai": {"n": 270_000, "p": 100, "iters": 10, "eras": [57]},
 }
-ERA_TYPES = {"original": {"split_type": "original"}, "era": {"split_type": "era"},
-             "directional": {"split_type": "directional"}}
-PEER_TYPES = {"original": {"vanna": 1.0, "gamma": 0.0, "blama": 0.0},
-              "era": {"vanna": 0.0, "gamma": 1.0, "blama": 0.0},
-              "directional": {"vanna": 0.0, "gamma": 0.0, "blama": 1.0}}
-GROWTH_BASE = {"n": 200_000, "p": 100, "kind": "int5", "iters": 20, "leaves": 31,
-               "n_eras": 256}
-GROWTH = {"n": [100_000, 200_000, 400_000, 800_000], "p": [50, 100, 200, 400],
-          "n_eras": [64, 256, 1024, 4096], "leaves": [15, 31, 63, 127]}
+ERA_TYPES = {
+    "original": {"split_type": "original"},
+    "era": {"split_type": "era"},
+    "directional": {"split_type": "directional"},
+}
+PEER_TYPES = {
+    "original": {"vanna": 1.0, "gamma": 0.0, "blama": 0.0},
+    "era": {"vanna": 0.0, "gamma": 1.0, "blama": 0.0},
+    "directional": {"vanna": 0.0, "gamma": 0.0, "blama": 1.0},
+}
+GROWTH_BASE = {
+    "n": 200_000,
+    "p": 100,
+    "kind": "int5",
+    "iters": 20,
+    "leaves": 31,
+    "n_eras": 256,
+}
+GROWTH = {
+    "n": [100_000, 200_000, 400_000, 800_000],
+    "p": [50, 100, 200, 400],
+    "n_eras": [64, 256, 1024, 4096],
+    "leaves": [15, 31, 63, 127],
+}
 
 
 def runs_of_case(case, quick, peer_python, max_iter=None):
@@ -151,9 +191,18 @@ def _runs_of_case(case, quick, peer_python):
                 if quick:
                     data["n"] //= 10
                     data["iters"] = 5
-                out.append((f"era, {factor}={v}",
-                            dict(data, lib="eraboost", extra=ERA_TYPES["era"],
-                                 factor=factor, value=v)))
+                out.append(
+                    (
+                        f"era, {factor}={v}",
+                        dict(
+                            data,
+                            lib="eraboost",
+                            extra=ERA_TYPES["era"],
+                            factor=factor,
+                            value=v,
+                        ),
+                    )
+                )
         return out
     data = dict(FULL[case])
     if quick:
@@ -162,35 +211,54 @@ def _runs_of_case(case, quick, peer_python):
     base = dict(data, n_eras=1)
     out = []
     if case != "numerai":
-        out += [("sklearn", dict(base, lib="sklearn", extra={})),
-                ("lightgbm", dict(base, lib="lightgbm", extra={}))]
-    out.append(("eraboost original", dict(base, lib="eraboost",
-                                          extra=ERA_TYPES["original"])))
+        out += [
+            ("sklearn", dict(base, lib="sklearn", extra={})),
+            ("lightgbm", dict(base, lib="lightgbm", extra={})),
+        ]
+    out.append(
+        ("eraboost original", dict(base, lib="eraboost", extra=ERA_TYPES["original"]))
+    )
     for m in eras:
         if m == 1:
             continue
         for name, extra in ERA_TYPES.items():
-            out.append((f"eraboost {name}", dict(data, n_eras=m, lib="eraboost",
-                                                 extra=extra)))
+            out.append(
+                (f"eraboost {name}", dict(data, n_eras=m, lib="eraboost", extra=extra))
+            )
         if case == "peer" and peer_python:
             for name, extra in PEER_TYPES.items():
-                out.append((f"erasplit {name}", dict(data, n_eras=m, lib="erasplit",
-                                                     extra=extra)))
+                out.append(
+                    (
+                        f"erasplit {name}",
+                        dict(data, n_eras=m, lib="erasplit", extra=extra),
+                    )
+                )
     return out
 
 
 def run_one(spec, python):
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
-    proc = subprocess.run([python, "-c", CHILD, json.dumps(spec)],
-                          capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run(
+        [python, "-c", CHILD, json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     if proc.returncode != 0:
         return {"error": proc.stderr.strip().splitlines()[-1:]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def key(rec):
-    return (rec["case"], rec["label"], rec["n_eras"], rec.get("quick", False),
-            rec["iters"], rec["repeat"])
+    return (
+        rec["case"],
+        rec["label"],
+        rec["n_eras"],
+        rec.get("quick", False),
+        rec["iters"],
+        rec["repeat"],
+    )
 
 
 def median_ratio(recs, num, den, field):
@@ -209,21 +277,27 @@ def table(records, quick):
     lines = []
     groups = {}
     for r in recs:
-        gkey = (r["case"],) if r["case"] == "growth" else (
-            r["case"], r["n"], r["p"], r["iters"])
-        groups.setdefault(gkey, {}).setdefault((r["label"], r["n_eras"]),
-                                               []).append(r)
+        gkey = (
+            (r["case"],)
+            if r["case"] == "growth"
+            else (r["case"], r["n"], r["p"], r["iters"])
+        )
+        groups.setdefault(gkey, {}).setdefault((r["label"], r["n_eras"]), []).append(r)
     targets = []
     for gkey, g in groups.items():
         case = gkey[0]
         if case == "growth":
             continue
         first = next(iter(g.values()))[0]
-        lines.append(f"\n**{case}**: {first['n']:,} x {first['p']} "
-                     f"{'float64' if first['kind'] == 'float' else 'int8 (0..4)'}, "
-                     f"{first['iters']} trees of {first['leaves']} leaves\n")
-        lines.append("| estimator | eras | fit (s) | vs sklearn | vs eraboost "
-                     "original | vs erasplit | peak RSS (MB) | RSS vs sklearn | runs |")
+        lines.append(
+            f"\n**{case}**: {first['n']:,} x {first['p']} "
+            f"{'float64' if first['kind'] == 'float' else 'int8 (0..4)'}, "
+            f"{first['iters']} trees of {first['leaves']} leaves\n"
+        )
+        lines.append(
+            "| estimator | eras | fit (s) | vs sklearn | vs eraboost "
+            "original | vs erasplit | peak RSS (MB) | RSS vs sklearn | runs |"
+        )
         lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         sk = g.get(("sklearn", 1))
         for (label, m), rs in sorted(g.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -232,16 +306,21 @@ def table(records, quick):
             vs_sk = median_ratio(rs, rs, sk, "fit_s") if sk else None
             mem_sk = median_ratio(rs, rs, sk, "peak_rss_mb") if sk else None
             orig = g.get(("eraboost original", m)) or g.get(("eraboost original", 1))
-            vs_orig = (median_ratio(rs, rs, orig, "fit_s")
-                       if orig and label.startswith("eraboost") else None)
+            vs_orig = (
+                median_ratio(rs, rs, orig, "fit_s")
+                if orig and label.startswith("eraboost")
+                else None
+            )
             vs_peer = None
             if label.startswith("eraboost") and m > 1:
                 peer = g.get(("erasplit " + label.split()[1], m))
                 if peer:
                     vs_peer = median_ratio(rs, rs, peer, "fit_s")
-            lines.append(f"| {label} | {m} | {t:.2f} | {fmt(vs_sk)} | "
-                         f"{fmt(vs_orig)} | {fmt(vs_peer, 'x', 3)} | {mem:.0f} | "
-                         f"{fmt(mem_sk)} | {len(rs)} |")
+            lines.append(
+                f"| {label} | {m} | {t:.2f} | {fmt(vs_sk)} | "
+                f"{fmt(vs_orig)} | {fmt(vs_peer, 'x', 3)} | {mem:.0f} | "
+                f"{fmt(mem_sk)} | {len(rs)} |"
+            )
             targets += check_targets(case, label, m, vs_sk, vs_orig, vs_peer, mem_sk)
     if ("growth",) in groups:
         lines += growth_table(groups[("growth",)])
@@ -255,56 +334,108 @@ def table(records, quick):
 
 def check_targets(case, label, m, vs_sk, vs_orig, vs_peer, mem_sk):
     out = []
-    if case in ("int8", "float") and label == "eraboost original" and m == 1 \
-            and vs_sk is not None:
+    if (
+        case in ("int8", "float")
+        and label == "eraboost original"
+        and m == 1
+        and vs_sk is not None
+    ):
         out.append((f"{case}: original time / sklearn <= 1.0", vs_sk, vs_sk <= 1.0))
-    if case == "int8" and m in (256, 1024) and label in (
-            "eraboost era", "eraboost directional") and vs_orig is not None:
-        out.append((f"int8, {m} eras: {label.split()[1]} / original <= 1.25",
-                    vs_orig, vs_orig <= 1.25))
-    if case == "int8" and m == 256 and label.startswith("eraboost") \
-            and mem_sk is not None:
-        out.append((f"int8, 256 eras: {label.split()[1]} peak RSS / sklearn <= 0.5",
-                    mem_sk, mem_sk <= 0.5))
+    if (
+        case == "int8"
+        and m in (256, 1024)
+        and label in ("eraboost era", "eraboost directional")
+        and vs_orig is not None
+    ):
+        out.append(
+            (
+                f"int8, {m} eras: {label.split()[1]} / original <= 1.25",
+                vs_orig,
+                vs_orig <= 1.25,
+            )
+        )
+    if (
+        case == "int8"
+        and m == 256
+        and label.startswith("eraboost")
+        and mem_sk is not None
+    ):
+        out.append(
+            (
+                f"int8, 256 eras: {label.split()[1]} peak RSS / sklearn <= 0.5",
+                mem_sk,
+                mem_sk <= 0.5,
+            )
+        )
     if case == "peer" and label.startswith("eraboost") and m > 1:
         if vs_peer is not None:
-            out.append((f"peer setting: erasplit time / {label.split()[1]} >= 40",
-                        1 / vs_peer, 1 / vs_peer >= 40))
+            out.append(
+                (
+                    f"peer setting: erasplit time / {label.split()[1]} >= 40",
+                    1 / vs_peer,
+                    1 / vs_peer >= 40,
+                )
+            )
         if mem_sk is not None:
-            out.append((f"peer setting: {label.split()[1]} peak RSS / sklearn <= 1.5",
-                        mem_sk, mem_sk <= 1.5))
+            out.append(
+                (
+                    f"peer setting: {label.split()[1]} peak RSS / sklearn <= 1.5",
+                    mem_sk,
+                    mem_sk <= 1.5,
+                )
+            )
     return out
 
 
 def growth_table(g):
-    lines = [("\n**growth** of eraboost `era` from 200,000 x 100 int8, 256 eras, "
-              "31 leaves, one factor at a time\n"),
-             "| factor | value | fit (s) | peak RSS (MB) | fit RSS above data (MB) |",
-             "|---|---:|---:|---:|---:|"]
-    for _, rs in sorted(g.items(), key=lambda kv: (
-            kv[1][0]["factor"], kv[1][0]["value"])):
+    lines = [
+        (
+            "\n**growth** of eraboost `era` from 200,000 x 100 int8, 256 eras, "
+            "31 leaves, one factor at a time\n"
+        ),
+        "| factor | value | fit (s) | peak RSS (MB) | fit RSS above data (MB) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for _, rs in sorted(
+        g.items(), key=lambda kv: (kv[1][0]["factor"], kv[1][0]["value"])
+    ):
         r0 = rs[0]
         t = statistics.median(r["fit_s"] for r in rs)
         mem = statistics.median(r["peak_rss_mb"] for r in rs)
         extra = statistics.median(r["peak_rss_mb"] - r["data_rss_mb"] for r in rs)
-        lines.append(f"| {r0['factor']} | {r0['value']:,} | {t:.2f} | {mem:.0f} | "
-                     f"{extra:.0f} |")
+        lines.append(
+            f"| {r0['factor']} | {r0['value']:,} | {t:.2f} | {mem:.0f} | {extra:.0f} |"
+        )
     return lines
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", default="int8,float,peer",
-                    help="comma-separated: int8, float, peer, numerai, growth")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--cases",
+        default="int8,float,peer",
+        help="comma-separated: int8, float, peer, numerai, growth",
+    )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="small data, few trees")
-    ap.add_argument("--max-iter", type=int, default=None,
-                    help="override the number of trees of every case")
-    ap.add_argument("--only", default=None,
-                    help="regular expression: run only estimators whose label matches")
-    ap.add_argument("--peer-python", default=None,
-                    help="python of a virtualenv with erasplit==1.0.9 (skipped if absent)")
+    ap.add_argument(
+        "--max-iter",
+        type=int,
+        default=None,
+        help="override the number of trees of every case",
+    )
+    ap.add_argument(
+        "--only",
+        default=None,
+        help="regular expression: run only estimators whose label matches",
+    )
+    ap.add_argument(
+        "--peer-python",
+        default=None,
+        help="python of a virtualenv with erasplit==1.0.9 (skipped if absent)",
+    )
     ap.add_argument("--out", default="bench_results/compare.jsonl")
     ap.add_argument("--table-only", action="store_true")
     args = ap.parse_args(argv)
@@ -327,8 +458,9 @@ def main(argv=None):
                 runs = [(lab, s) for lab, s in runs if re.search(args.only, lab)]
             for rep in range(args.repeats):
                 for label, spec in runs:
-                    rec = dict(spec, case=case, label=label, repeat=rep,
-                               quick=args.quick)
+                    rec = dict(
+                        spec, case=case, label=label, repeat=rep, quick=args.quick
+                    )
                     if key(rec) in done:
                         continue
                     python = peer if spec["lib"] == "erasplit" else sys.executable
@@ -336,16 +468,24 @@ def main(argv=None):
                     records.append(rec)
                     with out.open("a") as f:
                         f.write(json.dumps(rec) + "\n")
-                    msg = (f"{rec['fit_s']:8.2f} s {rec['peak_rss_mb']:7.0f} MB"
-                           if "fit_s" in rec else f"FAILED {rec['error']}")
+                    msg = (
+                        f"{rec['fit_s']:8.2f} s {rec['peak_rss_mb']:7.0f} MB"
+                        if "fit_s" in rec
+                        else f"FAILED {rec['error']}"
+                    )
                     failed += "fit_s" not in rec
-                    print(f"  {case:<7} rep {rep + 1}/{args.repeats} "
-                          f"{label:<22} eras={spec['n_eras']:<5} {msg}",
-                          file=sys.stderr, flush=True)
-    print(f"\nMedians of {args.repeats} fresh-process fits per row"
-          f"{' (--quick)' if args.quick else ''}, {os.cpu_count()} CPUs, "
-          "early stopping off. Ratios: median over repeats of the ratio within "
-          "a repeat.")
+                    print(
+                        f"  {case:<7} rep {rep + 1}/{args.repeats} "
+                        f"{label:<22} eras={spec['n_eras']:<5} {msg}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+    print(
+        f"\nMedians of {args.repeats} fresh-process fits per row"
+        f"{' (--quick)' if args.quick else ''}, {os.cpu_count()} CPUs, "
+        "early stopping off. Ratios: median over repeats of the ratio within "
+        "a repeat."
+    )
     print(table(records, args.quick))
     if failed:
         print(f"{failed} fit(s) FAILED (see above)", file=sys.stderr)

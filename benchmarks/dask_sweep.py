@@ -9,6 +9,7 @@ Local runs use every core through OpenMP; each Dask worker is one process
 with one thread (``OMP_NUM_THREADS=1``). On a multi-machine cluster, pass
 ``--scheduler tcp://host:8786`` instead of starting a local one.
 """
+
 import argparse
 import time
 
@@ -36,13 +37,21 @@ def make_data(n_eras, rows_per_era, n_features, seed=0):
 
 
 def make_search():
-    est = HistGradientBoostingRegressor(max_iter=50, early_stopping=False,
-                                        random_state=0).set_fit_request(eras=True)
-    grid = {"split_type": ["original", "era", "directional"],
-            "max_leaf_nodes": [7, 31], "learning_rate": [0.05, 0.1]}
-    return GridSearchCV(est, grid, cv=EraKFold(5),
-                        scoring=make_era_scorer("pearson", "mean"),
-                        refit=worst_fold_refit)
+    est = HistGradientBoostingRegressor(
+        max_iter=50, early_stopping=False, random_state=0
+    ).set_fit_request(eras=True)
+    grid = {
+        "split_type": ["original", "era", "directional"],
+        "max_leaf_nodes": [7, 31],
+        "learning_rate": [0.05, 0.1],
+    }
+    return GridSearchCV(
+        est,
+        grid,
+        cv=EraKFold(5),
+        scoring=make_era_scorer("pearson", "mean"),
+        refit=worst_fold_refit,
+    )
 
 
 def main():
@@ -63,11 +72,14 @@ def main():
     if args.scheduler:
         client, cluster = Client(args.scheduler), None
     else:
-        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1,
-                               processes=True, host="127.0.0.1",
-                               dashboard_address=None,
-                               env={"OMP_NUM_THREADS": "1",
-                                    "OMP_WAIT_POLICY": "passive"})
+        cluster = LocalCluster(
+            n_workers=args.workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            env={"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "passive"},
+        )
         client = Client(cluster)
     try:
         tic = time.perf_counter()
@@ -80,14 +92,19 @@ def main():
             cluster.close()
 
     n_fits = len(local.cv_results_["params"]) * 5
-    same = (local.best_params_ == remote.best_params_ and all(
+    same = local.best_params_ == remote.best_params_ and all(
         np.array_equal(local.cv_results_[k], remote.cv_results_[k])
-        for k in local.cv_results_ if "test_" in k))
-    print(f"{X.shape[0]} rows x {X.shape[1]} features, {args.eras} eras, "
-          f"{n_fits} fits + refit")
+        for k in local.cv_results_
+        if "test_" in k
+    )
+    print(
+        f"{X.shape[0]} rows x {X.shape[1]} features, {args.eras} eras, "
+        f"{n_fits} fits + refit"
+    )
     print(f"local (1 process, OpenMP): {t_local:8.2f} s")
-    print(f"dask ({args.workers if not args.scheduler else '?'} workers): "
-          f"{t_dask:8.2f} s")
+    print(
+        f"dask ({args.workers if not args.scheduler else '?'} workers): {t_dask:8.2f} s"
+    )
     print(f"identical cv_results_ and best_params_: {same}")
     print(f"best_params_: {local.best_params_}")
 

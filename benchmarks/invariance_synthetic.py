@@ -13,6 +13,7 @@ plain against the time-robust settings (split_type='era' with alpha -inf or
 
 Usage: OMP_WAIT_POLICY=passive python benchmarks/invariance_synthetic.py [--seeds 5]
 """
+
 import argparse
 
 import numpy as np
@@ -24,15 +25,24 @@ from eraboost.inspection import split_feature_shares
 
 MODELS = {
     "booster": {"max_iter": 100, "max_leaf_nodes": 15, "learning_rate": 0.1},
-    "deep tree": {"max_iter": 1, "learning_rate": 1.0, "max_depth": 20,
-                  "max_leaf_nodes": None, "min_samples_leaf": 5},
+    "deep tree": {
+        "max_iter": 1,
+        "learning_rate": 1.0,
+        "max_depth": 20,
+        "max_leaf_nodes": None,
+        "min_samples_leaf": 5,
+    },
 }
 
 
 def irf_table(seeds, n_per_era):
-    print(f"IRF eq. 24: {n_per_era} rows per training era, means over {len(seeds)} seeds")
-    print("| model | d | penalty | X2 share (splits) | X2 share (node-weighted) "
-          "| test MSE | MSE ratio to penalty 0 |")
+    print(
+        f"IRF eq. 24: {n_per_era} rows per training era, means over {len(seeds)} seeds"
+    )
+    print(
+        "| model | d | penalty | X2 share (splits) | X2 share (node-weighted) "
+        "| test MSE | MSE ratio to penalty 0 |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name, params in MODELS.items():
         for d in (2, 5, 10, 20):
@@ -41,34 +51,52 @@ def irf_table(seeds, n_per_era):
                 shares, wshares, mses = [], [], []
                 for seed in seeds:
                     X, y, eras, Xt, yt = make_irf_regression(
-                        d=d, n_per_era=n_per_era, random_state=seed)
+                        d=d, n_per_era=n_per_era, random_state=seed
+                    )
                     est = HistGradientBoostingRegressor(
-                        irf_penalty=pen, early_stopping=False, random_state=seed,
-                        **params).fit(X, y, eras=eras)
+                        irf_penalty=pen,
+                        early_stopping=False,
+                        random_state=seed,
+                        **params,
+                    ).fit(X, y, eras=eras)
                     shares.append(split_feature_shares(est)[d:].sum())
                     wshares.append(split_feature_shares(est, weighted=True)[d:].sum())
                     mses.append(np.mean((est.predict(Xt) - yt) ** 2))
                 rows[pen] = (np.mean(shares), np.mean(wshares), np.mean(mses))
             for pen, (s, w, m) in rows.items():
-                print(f"| {name} | {d} | {pen:g} | {s:.3f} | {w:.3f} | {m:.2f} "
-                      f"| {m / rows[0.0][2]:.3f} |", flush=True)
+                print(
+                    f"| {name} | {d} | {pen:g} | {s:.3f} | {w:.3f} | {m:.2f} "
+                    f"| {m / rows[0.0][2]:.3f} |",
+                    flush=True,
+                )
 
 
 def trt_table(seeds, n_per_period):
-    print(f"\nTRT example: {n_per_period} rows per period, 2 training periods, "
-          f"2 holdout periods; holdout AUC, mean over {len(seeds)} seeds")
+    print(
+        f"\nTRT example: {n_per_period} rows per period, 2 training periods, "
+        f"2 holdout periods; holdout AUC, mean over {len(seeds)} seeds"
+    )
     settings = {
         "plain": {},
         "TRT worst period (era, alpha=-inf, 10 per era)": {
-            "split_type": "era", "boltzmann_alpha": -np.inf,
-            "min_samples_leaf_per_era": 10},
+            "split_type": "era",
+            "boltzmann_alpha": -np.inf,
+            "min_samples_leaf_per_era": 10,
+        },
         "TRT average (era, alpha=0, 10 per era)": {
-            "split_type": "era", "boltzmann_alpha": 0.0,
-            "min_samples_leaf_per_era": 10},
+            "split_type": "era",
+            "boltzmann_alpha": 0.0,
+            "min_samples_leaf_per_era": 10,
+        },
     }
     models = {
-        "deep tree": {"max_iter": 1, "learning_rate": 1.0, "max_depth": 30,
-                      "max_leaf_nodes": None, "min_samples_leaf": 10},
+        "deep tree": {
+            "max_iter": 1,
+            "learning_rate": 1.0,
+            "max_depth": 30,
+            "max_leaf_nodes": None,
+            "min_samples_leaf": 10,
+        },
         "booster": {"max_iter": 30, "max_leaf_nodes": 8, "learning_rate": 0.1},
     }
     print("| model | settings | holdout AUC |")
@@ -77,10 +105,12 @@ def trt_table(seeds, n_per_period):
         for sname, sparams in settings.items():
             aucs = []
             for seed in seeds:
-                X, y, eras, Xt, yt = make_trt_example(n_per_period=n_per_period,
-                                                      random_state=seed)
+                X, y, eras, Xt, yt = make_trt_example(
+                    n_per_period=n_per_period, random_state=seed
+                )
                 est = HistGradientBoostingRegressor(
-                    early_stopping=False, random_state=seed, **mparams, **sparams)
+                    early_stopping=False, random_state=seed, **mparams, **sparams
+                )
                 est.fit(X, y, eras=eras)
                 aucs.append(roc_auc_score(yt, est.predict(Xt)))
             print(f"| {mname} | {sname} | {np.mean(aucs):.3f} |", flush=True)

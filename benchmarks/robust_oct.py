@@ -43,8 +43,13 @@ def run_odtlearn(X, y, costs, budget, depth, time_limit):
         return None
     Xd = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
     cost_df = pd.DataFrame(np.broadcast_to(costs, X.shape).copy(), columns=Xd.columns)
-    model = RobustOCT(solver="gurobi", depth=depth, time_limit=time_limit,
-                      num_threads=1, verbose=False)
+    model = RobustOCT(
+        solver="gurobi",
+        depth=depth,
+        time_limit=time_limit,
+        num_threads=1,
+        verbose=False,
+    )
     t0 = time.perf_counter()
     model.fit(Xd, y, costs=cost_df, budget=budget)
     elapsed = time.perf_counter() - t0
@@ -58,43 +63,59 @@ def main():
     parser.add_argument("--depths", type=int, nargs="+", default=[2, 3])
     parser.add_argument("--time-limit", type=float, default=600.0)
     parser.add_argument("--gurobi-time-limit", type=float, default=600.0)
-    parser.add_argument("--gurobi-seeds", type=int, nargs="*", default=[0],
-                        help="seeds on which odtlearn + Gurobi is also run")
+    parser.add_argument(
+        "--gurobi-seeds",
+        type=int,
+        nargs="*",
+        default=[0],
+        help="seeds on which odtlearn + Gurobi is also run",
+    )
     parser.add_argument("--skip-eraboost", action="store_true")
     args = parser.parse_args()
 
-    print(f"python {platform.python_version()}, scipy {scipy.__version__} "
-          f"(HiGHS via scipy.optimize.milp), {platform.machine()}")
-    header = (f"{'solver':<22} {'depth':>5} {'seed':>4} {'budget':>7} {'status':>10} "
-              f"{'gap':>6} {'worst acc':>9} {'nominal acc':>11} {'cuts':>5} "
-              f"{'time (s)':>9}")
+    print(
+        f"python {platform.python_version()}, scipy {scipy.__version__} "
+        f"(HiGHS via scipy.optimize.milp), {platform.machine()}"
+    )
+    header = (
+        f"{'solver':<22} {'depth':>5} {'seed':>4} {'budget':>7} {'status':>10} "
+        f"{'gap':>6} {'worst acc':>9} {'nominal acc':>11} {'cuts':>5} "
+        f"{'time (s)':>9}"
+    )
     print(header)
     print("-" * len(header))
     for depth in args.depths:
         for seed in args.seeds:
             X, y = make_instance(seed)
             costs, budget = calibrate_costs_budget(0.8, 0.9, n_samples=len(X))
-            for b in (() if args.skip_eraboost else (0.0, budget)):
-                clf = RobustTreeClassifier(max_depth=depth, budget=b, costs=costs,
-                                           time_limit=args.time_limit)
+            for b in () if args.skip_eraboost else (0.0, budget):
+                clf = RobustTreeClassifier(
+                    max_depth=depth, budget=b, costs=costs, time_limit=args.time_limit
+                )
                 t0 = time.perf_counter()
                 clf.fit(X, y)
                 elapsed = time.perf_counter() - t0
-                print(f"{'eraboost (HiGHS)':<22} {depth:>5} {seed:>4} {b:>7.2f} "
-                      f"{clf.solver_status_:>10} {clf.gap_:>6.3f} "
-                      f"{clf.worst_case_accuracy_:>9.3f} {clf.nominal_accuracy_:>11.3f} "
-                      f"{clf.n_cuts_:>5} {elapsed:>9.2f}", flush=True)
+                print(
+                    f"{'eraboost (HiGHS)':<22} {depth:>5} {seed:>4} {b:>7.2f} "
+                    f"{clf.solver_status_:>10} {clf.gap_:>6.3f} "
+                    f"{clf.worst_case_accuracy_:>9.3f} {clf.nominal_accuracy_:>11.3f} "
+                    f"{clf.n_cuts_:>5} {elapsed:>9.2f}",
+                    flush=True,
+                )
             res = None
             if seed in args.gurobi_seeds:
                 res = run_odtlearn(X, y, costs, budget, depth, args.gurobi_time_limit)
             if res is not None:
                 elapsed, acc = res
-                print(f"{'odtlearn (Gurobi)':<22} {depth:>5} {seed:>4} {budget:>7.2f} "
-                      f"{'':>10} {'':>6} {'':>9} {acc:>11.3f} {'':>5} "
-                      f"{elapsed:>9.2f}", flush=True)
+                print(
+                    f"{'odtlearn (Gurobi)':<22} {depth:>5} {seed:>4} {budget:>7.2f} "
+                    f"{'':>10} {'':>6} {'':>9} {acc:>11.3f} {'':>5} "
+                    f"{elapsed:>9.2f}",
+                    flush=True,
+                )
     try:
-        import odtlearn  # noqa: F401
         import gurobipy  # noqa: F401
+        import odtlearn  # noqa: F401
     except Exception:
         print("(odtlearn + gurobipy not importable: Gurobi comparison skipped)")
 

@@ -3,6 +3,7 @@
 Deliberately direct: every candidate split of every feature is evaluated
 from scratch with the formulas of the specification.
 """
+
 import numpy as np
 
 MIN_HESSIAN = 1e-3
@@ -61,8 +62,9 @@ def categorical_candidates(col, g, h, nbnm, has_missing):
             yield nbnm in left_bins, left_bins, np.isin(col, list(left_bins))
 
 
-def candidates(Xb, n_bins_non_missing, has_missing, rows, is_categorical=None,
-               g=None, h=None):
+def candidates(
+    Xb, n_bins_non_missing, has_missing, rows, is_categorical=None, g=None, h=None
+):
     """(feature, missing_left, bin, left_mask) in the engine's order.
 
     For a categorical feature (``is_categorical[f]``, which needs the
@@ -73,7 +75,8 @@ def candidates(Xb, n_bins_non_missing, has_missing, rows, is_categorical=None,
         nbnm = int(n_bins_non_missing[f])
         if is_categorical is not None and is_categorical[f]:
             for miss_left, left_bins, left in categorical_candidates(
-                    col, g, h, nbnm, has_missing[f]):
+                col, g, h, nbnm, has_missing[f]
+            ):
                 yield f, miss_left, left_bins, left
             continue
         miss = col == nbnm
@@ -91,23 +94,29 @@ def invariance_penalty(left, g, h, eras, lam):
         m = eras == e
         L = m & left
         if L.sum() > 0:
-            cr.append(newton(g[L].sum(), h[L].sum(), lam)
-                      - newton(g[m].sum(), h[m].sum(), lam))
+            cr.append(
+                newton(g[L].sum(), h[L].sum(), lam)
+                - newton(g[m].sum(), h[m].sum(), lam)
+            )
     return float(np.var(cr)) if len(cr) >= 2 else 0.0
 
 
 def min_rows_per_era(left, eras):
     """The fewest rows any era of the node keeps on either side."""
-    return min(min(int((left & (eras == e)).sum()), int((~left & (eras == e)).sum()))
-               for e in np.unique(eras))
+    return min(
+        min(int((left & (eras == e)).sum()), int((~left & (eras == e)).sum()))
+        for e in np.unique(eras)
+    )
 
 
 def evaluate(left, g, h, eras, lam, alpha):
     """Pooled gain, S_era, |sum d_e| and M for one candidate."""
     right = ~left
-    gain = (score(g[left].sum(), h[left].sum(), lam)
-            + score(g[right].sum(), h[right].sum(), lam)
-            - score(g.sum(), h.sum(), lam))
+    gain = (
+        score(g[left].sum(), h[left].sum(), lam)
+        + score(g[right].sum(), h[right].sum(), lam)
+        - score(g.sum(), h.sum(), lam)
+    )
     gains, dsum = [], 0
     present = np.unique(eras)
     for e in present:
@@ -116,18 +125,32 @@ def evaluate(left, g, h, eras, lam, alpha):
         if L.sum() == 0 or R.sum() == 0:
             gains.append(0.0)
             continue
-        gains.append(score(g[L].sum(), h[L].sum(), lam)
-                     + score(g[R].sum(), h[R].sum(), lam)
-                     - score(g[m].sum(), h[m].sum(), lam))
+        gains.append(
+            score(g[L].sum(), h[L].sum(), lam)
+            + score(g[R].sum(), h[R].sum(), lam)
+            - score(g[m].sum(), h[m].sum(), lam)
+        )
         diff = newton(g[L].sum(), h[L].sum(), lam) - newton(g[R].sum(), h[R].sum(), lam)
         dsum += int(np.sign(diff))
     return gain, boltzmann(gains, alpha), abs(dsum), len(present)
 
 
-def best_split(Xb, g, h, eras, rows, n_bins_non_missing, has_missing,
-               split_type, alpha=0.0, lam=0.0, min_samples_leaf=1,
-               irf_penalty=0.0, min_samples_leaf_per_era=None,
-               is_categorical=None):
+def best_split(
+    Xb,
+    g,
+    h,
+    eras,
+    rows,
+    n_bins_non_missing,
+    has_missing,
+    split_type,
+    alpha=0.0,
+    lam=0.0,
+    min_samples_leaf=1,
+    irf_penalty=0.0,
+    min_samples_leaf_per_era=None,
+    is_categorical=None,
+):
     """The split SPEC.md chooses among the rows ``rows``, or None.
 
     Returns (feature, bin, missing_left, key) where key is what was maximised
@@ -135,18 +158,21 @@ def best_split(Xb, g, h, eras, rows, n_bins_non_missing, has_missing,
     """
     g, h, eras = g[rows], h[rows], eras[rows]
     best, best_key = None, None
-    for f, miss_left, b, left in candidates(Xb, n_bins_non_missing, has_missing,
-                                            rows, is_categorical, g, h):
+    for f, miss_left, b, left in candidates(
+        Xb, n_bins_non_missing, has_missing, rows, is_categorical, g, h
+    ):
         nL = int(left.sum())
         nR = len(rows) - nL
         if nL < min_samples_leaf or nR < min_samples_leaf:
             continue
         if h[left].sum() < MIN_HESSIAN or h[~left].sum() < MIN_HESSIAN:
             continue
-        if (min_samples_leaf_per_era is not None
-                and min_rows_per_era(left, eras) < min_samples_leaf_per_era):
+        if (
+            min_samples_leaf_per_era is not None
+            and min_rows_per_era(left, eras) < min_samples_leaf_per_era
+        ):
             continue
-        gain, S, D, M = evaluate(left, g, h, eras, lam, alpha)
+        gain, S, D, _M = evaluate(left, g, h, eras, lam, alpha)
         penalty = 0.0
         if irf_penalty > 0:
             penalty = irf_penalty * h.sum() * invariance_penalty(left, g, h, eras, lam)

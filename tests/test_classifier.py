@@ -1,6 +1,7 @@
 """HistGradientBoostingClassifier: parity with scikit-learn, the SPEC
 reference on log-loss gradients, era behaviour, warm start, metadata routing
 and input errors."""
+
 import numpy as np
 import pytest
 import sklearn
@@ -8,12 +9,11 @@ from scipy.special import expit
 from sklearn.ensemble import HistGradientBoostingClassifier as SkHGBC
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
+from test_criteria import check_tree
 
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from eraboost._eras import era_train_val_split
 from eraboost.demo import make_era_classification_data
-
-from test_criteria import check_tree
 
 SPLIT_TYPES = ["original", "era", "directional"]
 
@@ -35,14 +35,16 @@ def make_clf_data(n_classes, seed=0, n=900, p=6, nan=False, eras=False):
 
 
 def assert_proba_parity(ours, theirs, X):
-    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X),
-                               rtol=0, atol=1e-6)
+    np.testing.assert_allclose(
+        ours.predict_proba(X), theirs.predict_proba(X), rtol=0, atol=1e-6
+    )
     assert ours.n_iter_ == theirs.n_iter_
     np.testing.assert_array_equal(ours.classes_, theirs.classes_)
     assert ours.n_trees_per_iteration_ == theirs.n_trees_per_iteration_
 
 
 # -- parity with scikit-learn (no eras) -------------------------------------------
+
 
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize(
@@ -63,8 +65,9 @@ def test_parity_with_sklearn(n_classes, params):
     ours = HistGradientBoostingClassifier(**p).fit(X, y)
     theirs = SkHGBC(**p).fit(X, y)
     assert_proba_parity(ours, theirs, X)
-    np.testing.assert_allclose(ours.decision_function(X),
-                               theirs.decision_function(X), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(
+        ours.decision_function(X), theirs.decision_function(X), rtol=0, atol=1e-6
+    )
     np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
 
 
@@ -73,8 +76,7 @@ def test_parity_class_weight_dict_and_sample_weight(n_classes):
     X, y = make_clf_data(n_classes, seed=5)
     sw = np.random.RandomState(2).uniform(0.2, 3.0, size=y.size)
     cw = {c: 1.0 + c for c in range(n_classes)}
-    p = {"max_iter": 20, "early_stopping": False, "random_state": 0,
-         "class_weight": cw}
+    p = {"max_iter": 20, "early_stopping": False, "random_state": 0, "class_weight": cw}
     ours = HistGradientBoostingClassifier(**p).fit(X, y, sample_weight=sw)
     theirs = SkHGBC(**p).fit(X, y, sample_weight=sw)
     assert_proba_parity(ours, theirs, X)
@@ -82,8 +84,12 @@ def test_parity_class_weight_dict_and_sample_weight(n_classes):
 
 def test_parity_monotonic_constraints_binary():
     X, y = make_clf_data(2, seed=9)
-    p = {"max_iter": 30, "early_stopping": False, "random_state": 0,
-         "monotonic_cst": [1, 0, -1, 0, 1, 0]}
+    p = {
+        "max_iter": 30,
+        "early_stopping": False,
+        "random_state": 0,
+        "monotonic_cst": [1, 0, -1, 0, 1, 0],
+    }
     ours = HistGradientBoostingClassifier(**p).fit(X, y)
     theirs = SkHGBC(**p).fit(X, y)
     assert_proba_parity(ours, theirs, X)
@@ -93,8 +99,14 @@ def test_parity_monotonic_constraints_binary():
 @pytest.mark.parametrize("scoring", ["loss", "accuracy", None])
 def test_parity_early_stopping(n_classes, scoring):
     X, y = make_clf_data(n_classes, seed=4, n=2000)
-    p = {"max_iter": 200, "early_stopping": True, "random_state": 0,
-         "n_iter_no_change": 3, "scoring": scoring, "validation_fraction": 0.2}
+    p = {
+        "max_iter": 200,
+        "early_stopping": True,
+        "random_state": 0,
+        "n_iter_no_change": 3,
+        "scoring": scoring,
+        "validation_fraction": 0.2,
+    }
     ours = HistGradientBoostingClassifier(**p).fit(X, y)
     theirs = SkHGBC(**p).fit(X, y)
     assert_proba_parity(ours, theirs, X)
@@ -109,10 +121,16 @@ def test_parity_string_labels_and_staged_methods():
     ours = HistGradientBoostingClassifier(**p).fit(X, labels)
     theirs = SkHGBC(**p).fit(X, labels)
     assert_proba_parity(ours, theirs, X)
-    stages = list(zip(ours.staged_predict_proba(X), theirs.staged_predict_proba(X),
-                      ours.staged_predict(X), theirs.staged_predict(X),
-                      ours.staged_decision_function(X),
-                      theirs.staged_decision_function(X)))
+    stages = list(
+        zip(
+            ours.staged_predict_proba(X),
+            theirs.staged_predict_proba(X),
+            ours.staged_predict(X),
+            theirs.staged_predict(X),
+            ours.staged_decision_function(X),
+            theirs.staged_decision_function(X),
+        )
+    )
     assert len(stages) == ours.n_iter_ == 8
     for po, pt, co, ct, do, dt in stages:
         np.testing.assert_allclose(po, pt, rtol=0, atol=1e-6)
@@ -135,8 +153,12 @@ def test_pandas_input_feature_names():
     pd = pytest.importorskip("pandas")
     X, y = make_clf_data(2, seed=3)
     df = pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])])
-    p = {"max_iter": 10, "early_stopping": False, "random_state": 0,
-         "monotonic_cst": {"c0": 1}}
+    p = {
+        "max_iter": 10,
+        "early_stopping": False,
+        "random_state": 0,
+        "monotonic_cst": {"c0": 1},
+    }
     ours = HistGradientBoostingClassifier(**p).fit(df, y)
     theirs = SkHGBC(**p).fit(df, y)
     assert list(ours.feature_names_in_) == list(df.columns)
@@ -145,6 +167,7 @@ def test_pandas_input_feature_names():
 
 
 # -- the SPEC reference on the classifier's first trees ---------------------
+
 
 def logloss_grad_hess(y, n_classes):
     """Gradients and hessians of the log loss at the intercept-only model,
@@ -170,8 +193,9 @@ def era_clf_data(seed, n_classes, nan):
     X[:, 0] = np.clip(eras * 5 // 7 + rng.randint(-1, 2, size=n), 0, 4)
     slope = rng.normal(size=7)[eras]
     score = 0.8 * X[:, 1] + slope * X[:, 2] + rng.normal(size=n)
-    y = np.searchsorted(np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]),
-                        score)
+    y = np.searchsorted(
+        np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]), score
+    )
     if nan:
         X[rng.rand(n, 4) < 0.1] = np.nan
     perm = rng.permutation(n)
@@ -182,17 +206,31 @@ def era_clf_data(seed, n_classes, nan):
 @pytest.mark.parametrize("alpha", [-np.inf, 0.0, 2.0])
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("seed", range(2))
-@pytest.mark.parametrize("options", [
-    {}, {"irf_penalty": 0.1}, {"irf_penalty": 0.02, "min_samples_leaf_per_era": 2},
-], ids=str)
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"irf_penalty": 0.1},
+        {"irf_penalty": 0.02, "min_samples_leaf_per_era": 2},
+    ],
+    ids=str,
+)
 def test_first_trees_match_reference(split_type, alpha, n_classes, seed, options):
     X, y, eras = era_clf_data(seed, n_classes, nan=seed == 1)
     lam, msl, max_depth = 0.5, 2, 2
     est = HistGradientBoostingClassifier(
-        split_type=split_type, boltzmann_alpha=alpha, l2_regularization=lam,
-        min_samples_leaf=msl, max_iter=1, max_depth=max_depth,
-        max_leaf_nodes=None, learning_rate=1.0, early_stopping=False,
-        random_state=0, **options)
+        split_type=split_type,
+        boltzmann_alpha=alpha,
+        l2_regularization=lam,
+        min_samples_leaf=msl,
+        max_iter=1,
+        max_depth=max_depth,
+        max_leaf_nodes=None,
+        learning_rate=1.0,
+        early_stopping=False,
+        random_state=0,
+        **options,
+    )
     est.fit(X, y, eras=eras)
     Xb = est._bin_mapper.transform(X)
     g, h = logloss_grad_hess(y, n_classes)
@@ -201,9 +239,23 @@ def test_first_trees_match_reference(split_type, alpha, n_classes, seed, options
     assert len(trees) == (1 if n_classes == 2 else n_classes)
     checked = 0
     for k, tree in enumerate(trees):  # tree k grown on class k's gradients
-        checked += check_tree(tree.nodes, est._bin_mapper, Xb, g[:, k], h[:, k],
-                              eras, rows, 0, split_type, alpha, lam, msl, 0,
-                              max_depth, **options)
+        checked += check_tree(
+            tree.nodes,
+            est._bin_mapper,
+            Xb,
+            g[:, k],
+            h[:, k],
+            eras,
+            rows,
+            0,
+            split_type,
+            alpha,
+            lam,
+            msl,
+            0,
+            max_depth,
+            **options,
+        )
     # every tree splits, except that a penalty on the worst era's gain (often
     # about 0) may leave the root whole, as the reference then does too
     penalised_min = options.get("irf_penalty") and split_type == "era" and alpha < 0
@@ -214,8 +266,9 @@ def test_binary_leaf_values_are_newton_steps_of_log_loss():
     # hand-computed: one stump, learning rate 1, on a 2-valued feature
     X = np.repeat([[0.0], [1.0]], [60, 40], axis=0)
     y = np.r_[np.ones(45), np.zeros(15), np.ones(10), np.zeros(30)].astype(int)
-    est = HistGradientBoostingClassifier(max_iter=1, learning_rate=1.0,
-                                         min_samples_leaf=1, early_stopping=False)
+    est = HistGradientBoostingClassifier(
+        max_iter=1, learning_rate=1.0, min_samples_leaf=1, early_stopping=False
+    )
     est.fit(X, y)
     p = y.mean()
     raw0 = np.log(p / (1 - p))
@@ -223,23 +276,35 @@ def test_binary_leaf_values_are_newton_steps_of_log_loss():
         G = np.sum(p - y[mask])
         H = mask.sum() * p * (1 - p)
         expected = expit(raw0 - G / H)
-        np.testing.assert_allclose(est.predict_proba(X[mask][:1])[0, 1], expected,
-                                   rtol=1e-6)
+        np.testing.assert_allclose(
+            est.predict_proba(X[mask][:1])[0, 1], expected, rtol=1e-6
+        )
 
 
 # -- era criteria on a shortcut task ----------------------------------------------
 
+
 def fresh_era_accuracy(n_classes):
-    X, y, eras = make_era_classification_data(n_eras=40, rows_per_era=150,
-                                              n_classes=n_classes, seed=0)
-    X_new, y_new, _ = make_era_classification_data(n_eras=20, rows_per_era=150,
-                                                   n_classes=n_classes, seed=1)
+    X, y, eras = make_era_classification_data(
+        n_eras=40, rows_per_era=150, n_classes=n_classes, seed=0
+    )
+    X_new, y_new, _ = make_era_classification_data(
+        n_eras=20, rows_per_era=150, n_classes=n_classes, seed=1
+    )
     acc = {}
-    for split_type, alpha in [("original", 0.0), ("era", 0.0),
-                              ("era", -np.inf), ("directional", 0.0)]:
+    for split_type, alpha in [
+        ("original", 0.0),
+        ("era", 0.0),
+        ("era", -np.inf),
+        ("directional", 0.0),
+    ]:
         est = HistGradientBoostingClassifier(
-            split_type=split_type, boltzmann_alpha=alpha, max_iter=50,
-            early_stopping=False, random_state=0)
+            split_type=split_type,
+            boltzmann_alpha=alpha,
+            max_iter=50,
+            early_stopping=False,
+            random_state=0,
+        )
         est.fit(X, y, eras=eras)
         acc[split_type, alpha] = est.score(X_new, y_new)
     return acc
@@ -255,6 +320,7 @@ def test_era_criteria_ignore_an_era_specific_shortcut(n_classes):
 
 
 # -- whole-era validation split for classifiers ----------------------------------
+
 
 def test_era_split_keeps_every_class_on_both_sides():
     rng = np.random.RandomState(0)
@@ -276,8 +342,9 @@ def test_era_split_keeps_every_class_on_both_sides():
 def test_era_split_without_y_is_unchanged_by_y_when_possible():
     codes = np.repeat(np.arange(10), 30).astype(np.int32)
     y = np.arange(codes.size) % 2  # every class in every era
-    np.testing.assert_array_equal(era_train_val_split(codes, 0.3, 4, y=y),
-                                  era_train_val_split(codes, 0.3, 4))
+    np.testing.assert_array_equal(
+        era_train_val_split(codes, 0.3, 4, y=y), era_train_val_split(codes, 0.3, 4)
+    )
 
 
 def test_class_in_a_single_era_is_a_clear_error():
@@ -295,15 +362,20 @@ def test_class_in_a_single_era_is_a_clear_error():
 @pytest.mark.parametrize("split_type", SPLIT_TYPES)
 def test_early_stopping_with_eras_runs_for_multiclass(split_type):
     X, y, eras = make_clf_data(3, seed=2, n=1200, eras=True)
-    est = HistGradientBoostingClassifier(max_iter=30, early_stopping=True,
-                                         n_iter_no_change=3, random_state=0,
-                                         split_type=split_type)
+    est = HistGradientBoostingClassifier(
+        max_iter=30,
+        early_stopping=True,
+        n_iter_no_change=3,
+        random_state=0,
+        split_type=split_type,
+    )
     est.fit(X, y, eras=eras)
     assert est.validation_score_.shape == (est.n_iter_ + 1,)
     assert np.all(np.isfinite(est.validation_score_))
 
 
 # -- warm start ---------------------------------------------------------------------
+
 
 def assert_same_trees(a, b):
     assert a.n_iter_ == b.n_iter_
@@ -312,16 +384,22 @@ def assert_same_trees(a, b):
             np.testing.assert_array_equal(pa.nodes, pb.nodes)
 
 
-@pytest.mark.parametrize("Est", [HistGradientBoostingClassifier,
-                                 HistGradientBoostingRegressor])
+@pytest.mark.parametrize(
+    "Est", [HistGradientBoostingClassifier, HistGradientBoostingRegressor]
+)
 @pytest.mark.parametrize("split_type", SPLIT_TYPES)
 @pytest.mark.parametrize("early_stopping", [False, True])
 def test_warm_start_with_eras_equals_one_long_fit(Est, split_type, early_stopping):
     X, y, eras = make_clf_data(3, seed=1, n=1200, eras=True)
     if Est is HistGradientBoostingRegressor:
         y = y + np.random.RandomState(0).normal(size=y.size)
-    p = {"split_type": split_type, "max_features": 0.7, "random_state": 0,
-         "early_stopping": early_stopping, "n_iter_no_change": 100}
+    p = {
+        "split_type": split_type,
+        "max_features": 0.7,
+        "random_state": 0,
+        "early_stopping": early_stopping,
+        "n_iter_no_change": 100,
+    }
     long = Est(max_iter=24, **p).fit(X, y, eras=eras)
     warm = Est(max_iter=8, warm_start=True, **p).fit(X, y, eras=eras)
     assert warm.n_iter_ == 8
@@ -335,10 +413,10 @@ def test_warm_start_with_eras_equals_one_long_fit(Est, split_type, early_stoppin
 
 def test_warm_start_matches_sklearn_without_eras():
     X, y = make_clf_data(3, seed=3)
-    ours = HistGradientBoostingClassifier(max_iter=5, warm_start=True,
-                                          early_stopping=False, random_state=0)
-    theirs = SkHGBC(max_iter=5, warm_start=True, early_stopping=False,
-                    random_state=0)
+    ours = HistGradientBoostingClassifier(
+        max_iter=5, warm_start=True, early_stopping=False, random_state=0
+    )
+    theirs = SkHGBC(max_iter=5, warm_start=True, early_stopping=False, random_state=0)
     for it in (5, 12):
         ours.set_params(max_iter=it).fit(X, y)
         theirs.set_params(max_iter=it).fit(X, y)
@@ -347,24 +425,30 @@ def test_warm_start_matches_sklearn_without_eras():
 
 def test_warm_start_errors():
     X, y, eras = make_clf_data(2, seed=1, eras=True)
-    est = HistGradientBoostingClassifier(max_iter=5, warm_start=True,
-                                         early_stopping=False)
+    est = HistGradientBoostingClassifier(
+        max_iter=5, warm_start=True, early_stopping=False
+    )
     est.fit(X, y, eras=eras)
     est.set_params(max_iter=10)
     with pytest.raises(ValueError, match="eras has 899 labels but X has 900 rows"):
         est.fit(X, y, eras=eras[:-1])
-    with pytest.raises(ValueError, match="previous fit, which had 900 training "
-                                         "rows, but X has 899 rows"):
+    with pytest.raises(
+        ValueError,
+        match="previous fit, which had 900 training rows, but X has 899 rows",
+    ):
         est.fit(X[:-1], y[:-1], eras=eras[:-1])
-    with pytest.raises(ValueError, match="the eras differ from those of the "
-                                         "previous fit"):
+    with pytest.raises(
+        ValueError, match="the eras differ from those of the previous fit"
+    ):
         est.fit(X, y, eras=np.roll(eras, 1))
-    with pytest.raises(ValueError, match="called without eras but the previous "
-                                         "fit was with eras"):
+    with pytest.raises(
+        ValueError, match="called without eras but the previous fit was with eras"
+    ):
         est.fit(X, y)
     est.set_params(max_iter=3)
-    with pytest.raises(ValueError, match="max_iter=3 must be larger than or "
-                                         "equal to n_iter_=5"):
+    with pytest.raises(
+        ValueError, match="max_iter=3 must be larger than or equal to n_iter_=5"
+    ):
         est.fit(X, y, eras=eras)
     # the failed calls left the model intact: it continues from 5 iterations
     est.set_params(max_iter=7).fit(X, y, eras=eras)
@@ -378,10 +462,10 @@ def test_regressor_warm_start_matches_sklearn():
     rng = np.random.RandomState(0)
     X = rng.normal(size=(500, 4))
     y = X[:, 0] + rng.normal(size=500)
-    ours = HistGradientBoostingRegressor(max_iter=4, warm_start=True,
-                                         early_stopping=True, random_state=0)
-    theirs = SkHGBR(max_iter=4, warm_start=True, early_stopping=True,
-                    random_state=0)
+    ours = HistGradientBoostingRegressor(
+        max_iter=4, warm_start=True, early_stopping=True, random_state=0
+    )
+    theirs = SkHGBR(max_iter=4, warm_start=True, early_stopping=True, random_state=0)
     for it in (4, 9):
         ours.set_params(max_iter=it).fit(X, y)
         theirs.set_params(max_iter=it).fit(X, y)
@@ -390,6 +474,7 @@ def test_regressor_warm_start_matches_sklearn():
 
 
 # -- metadata routing ---------------------------------------------------------------
+
 
 def per_fold_scores_with_eras(est, X, y, eras, cv):
     out = []
@@ -402,18 +487,23 @@ def per_fold_scores_with_eras(est, X, y, eras, cv):
 def test_eras_flow_through_cross_validate_with_metadata_routing():
     X, y, eras = make_era_classification_data(n_eras=12, rows_per_era=60, seed=2)
     cv = GroupKFold(n_splits=3)
-    est = HistGradientBoostingClassifier(split_type="directional", max_iter=10,
-                                         early_stopping=False, random_state=0)
+    est = HistGradientBoostingClassifier(
+        split_type="directional", max_iter=10, early_stopping=False, random_state=0
+    )
     expected = per_fold_scores_with_eras(est, X, y, eras, cv)
     with sklearn.config_context(enable_metadata_routing=True):
         routed = sklearn.base.clone(est).set_fit_request(eras=True)
-        res = cross_validate(routed, X, y, cv=cv,
-                             params={"eras": eras, "groups": eras})
+        res = cross_validate(routed, X, y, cv=cv, params={"eras": eras, "groups": eras})
         np.testing.assert_allclose(res["test_score"], expected)
         # without the request, scikit-learn refuses to drop the metadata
         with pytest.raises(Exception, match="eras"):
-            cross_validate(sklearn.base.clone(est), X, y, cv=cv,
-                           params={"eras": eras, "groups": eras})
+            cross_validate(
+                sklearn.base.clone(est),
+                X,
+                y,
+                cv=cv,
+                params={"eras": eras, "groups": eras},
+            )
     # without routing, params go to fit directly
     res = cross_validate(est, X, y, cv=cv, groups=eras, params={"eras": eras})
     np.testing.assert_allclose(res["test_score"], expected)
@@ -423,21 +513,22 @@ def test_eras_flow_through_grid_search_with_metadata_routing():
     X, y, eras = make_era_classification_data(n_eras=12, rows_per_era=60, seed=3)
     cv = GroupKFold(n_splits=3)
     grid = {"split_type": ["original", "directional"]}
-    base = HistGradientBoostingClassifier(max_iter=10, early_stopping=False,
-                                          random_state=0)
+    base = HistGradientBoostingClassifier(
+        max_iter=10, early_stopping=False, random_state=0
+    )
     with sklearn.config_context(enable_metadata_routing=True):
         search = GridSearchCV(base.set_fit_request(eras=True), grid, cv=cv)
         search.fit(X, y, eras=eras, groups=eras)
     for i, params in enumerate(search.cv_results_["params"]):
-        expected = per_fold_scores_with_eras(base.set_params(**params), X, y,
-                                             eras, cv)
+        expected = per_fold_scores_with_eras(base.set_params(**params), X, y, eras, cv)
         np.testing.assert_allclose(
-            [search.cv_results_[f"split{k}_test_score"][i] for k in range(3)],
-            expected)
+            [search.cv_results_[f"split{k}_test_score"][i] for k in range(3)], expected
+        )
     assert search.best_estimator_.eras_ is not None  # refit got the eras
 
 
 # -- bad input ----------------------------------------------------------------------
+
 
 def test_continuous_target_is_a_clear_error():
     X, _ = make_clf_data(2)

@@ -1,4 +1,5 @@
 """The command line: train, predict, report, Ctrl-C, bad input."""
+
 import csv
 import signal
 import subprocess
@@ -24,7 +25,7 @@ def _write(path, X, y, eras, extra=None):
     cols = {name: X[:, j] for j, name in enumerate(FEATURES)}
     cols["target"] = y
     cols["era"] = np.array([f"era{e:03d}" for e in eras])
-    cols["note"] = np.array(["text"] * len(y))   # a column never to be read
+    cols["note"] = np.array(["text"] * len(y))  # a column never to be read
     cols.update(extra or {})
     pq.write_table(pa.table(cols), path)
 
@@ -42,9 +43,15 @@ def data(tmp_path_factory):
 def run(args, cwd, module=False, **kw):
     # from another folder: the installed package, not the source tree
     cmd = [sys.executable, "-m", "eraboost"] if module else [str(SCRIPT)]
-    return subprocess.run(cmd + [str(a) for a in args], check=False,
-                          capture_output=True, text=True, timeout=300, cwd=cwd,
-                          **kw)
+    return subprocess.run(
+        cmd + [str(a) for a in args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        **kw,
+    )
 
 
 def _read_csv(path):
@@ -54,16 +61,37 @@ def _read_csv(path):
 
 def test_train_predict_report_end_to_end(data):
     d, (X, y, eras), (Xt, yt, et) = data
-    common = ["--target", "target", "--era", "era", "--feature-prefix",
-              "feature_", "--param", "max_iter=30", "--param",
-              "early_stopping=True"]
+    common = [
+        "--target",
+        "target",
+        "--era",
+        "era",
+        "--feature-prefix",
+        "feature_",
+        "--param",
+        "max_iter=30",
+        "--param",
+        "early_stopping=True",
+    ]
     res = run(["train", "train.parquet", *common, "--out", "original.joblib"], d)
     assert res.returncode == 0, res.stderr
     assert "1/30 iterations" in res.stderr and "train -" in res.stderr
     assert "validation -" in res.stderr and "ETA" in res.stderr
-    res = run(["train", "train.parquet", *common, "--split-type", "directional",
-               "--boltzmann-alpha", "-inf", "--out", "directional.joblib",
-               "--quiet"], d)
+    res = run(
+        [
+            "train",
+            "train.parquet",
+            *common,
+            "--split-type",
+            "directional",
+            "--boltzmann-alpha",
+            "-inf",
+            "--out",
+            "directional.joblib",
+            "--quiet",
+        ],
+        d,
+    )
     assert res.returncode == 0, res.stderr
     assert res.stderr == "" and res.stdout == ""
 
@@ -75,11 +103,14 @@ def test_train_predict_report_end_to_end(data):
     assert not bundle["interrupted"]
     # the same model as fitted in-process with the same parameters
     ref = HistGradientBoostingRegressor(
-        split_type="directional", boltzmann_alpha=-np.inf, max_iter=30,
-        early_stopping=True, random_state=0).fit(X, y, eras=eras)
+        split_type="directional",
+        boltzmann_alpha=-np.inf,
+        max_iter=30,
+        early_stopping=True,
+        random_state=0,
+    ).fit(X, y, eras=eras)
     assert ref.n_iter_ == bundle["n_iter"]
-    np.testing.assert_array_equal(bundle["estimator"].predict(Xt),
-                                  ref.predict(Xt))
+    np.testing.assert_array_equal(bundle["estimator"].predict(Xt), ref.predict(Xt))
 
     for out in ("pred.parquet", "pred.csv"):
         res = run(["predict", "directional.joblib", "test.parquet", "--out", out], d)
@@ -89,12 +120,26 @@ def test_train_predict_report_end_to_end(data):
     expected = ref.predict(Xt)
     np.testing.assert_array_equal(table.column("prediction").to_numpy(), expected)
     rows = _read_csv(d / "pred.csv")
-    np.testing.assert_allclose([float(r["prediction"]) for r in rows], expected,
-                               rtol=1e-15)
+    np.testing.assert_allclose(
+        [float(r["prediction"]) for r in rows], expected, rtol=1e-15
+    )
     assert [r["era"] for r in rows] == [f"era{e:03d}" for e in et]
 
-    res = run(["report", "original.joblib", "directional.joblib", "test.parquet",
-               "--target", "target", "--era", "era", "--out", "rep"], d)
+    res = run(
+        [
+            "report",
+            "original.joblib",
+            "directional.joblib",
+            "test.parquet",
+            "--target",
+            "target",
+            "--era",
+            "era",
+            "--out",
+            "rep",
+        ],
+        d,
+    )
     assert res.returncode == 0, res.stderr
     assert "directional" in res.stdout and "sharpe" in res.stdout
     rep = d / "rep"
@@ -107,20 +152,21 @@ def test_train_predict_report_end_to_end(data):
         assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100
 
     era_labels = np.array([f"era{e:03d}" for e in et])
-    preds = {"original": joblib.load(d / "original.joblib")["estimator"].predict(Xt),
-             "directional": expected}
+    preds = {
+        "original": joblib.load(d / "original.joblib")["estimator"].predict(Xt),
+        "directional": expected,
+    }
     scores_rows = _read_csv(rep / "era_scores.csv")
     summary_rows = {r["model"]: r for r in _read_csv(rep / "summary.csv")}
     for name, pred in preds.items():
-        labels, scores = era_scores(yt, pred, era_labels, "pearson",
-                                    return_eras=True)
+        labels, scores = era_scores(yt, pred, era_labels, "pearson", return_eras=True)
         assert [r["era"] for r in scores_rows] == list(labels)
-        np.testing.assert_allclose([float(r[name]) for r in scores_rows], scores,
-                                   rtol=1e-12)
+        np.testing.assert_allclose(
+            [float(r[name]) for r in scores_rows], scores, rtol=1e-12
+        )
         summary = era_summary(scores)
         row = summary_rows[name]
-        for key in ("mean", "std", "sharpe", "worst", "positive_share",
-                    "max_drawdown"):
+        for key in ("mean", "std", "sharpe", "worst", "positive_share", "max_drawdown"):
             np.testing.assert_allclose(float(row[key]), summary[key], rtol=1e-12)
         assert int(row["n_eras"]) == 6
         assert row["worst_era"] == labels[np.argmin(scores)]
@@ -136,10 +182,23 @@ def test_int8_columns_reach_fit_as_int8(data, monkeypatch, tmp_path):
         return original_fit(self, X, y, **kw)
 
     monkeypatch.setattr(HistGradientBoostingRegressor, "fit", spy)
-    status = cli.main(["train", str(d / "train.parquet"), "--target", "target",
-                       "--era", "era", "--features", ",".join(FEATURES[::-1]),
-                       "--param", "max_iter=3", "--out",
-                       str(tmp_path / "m.joblib"), "--quiet"])
+    status = cli.main(
+        [
+            "train",
+            str(d / "train.parquet"),
+            "--target",
+            "target",
+            "--era",
+            "era",
+            "--features",
+            ",".join(FEATURES[::-1]),
+            "--param",
+            "max_iter=3",
+            "--out",
+            str(tmp_path / "m.joblib"),
+            "--quiet",
+        ]
+    )
     assert status == 0
     (X_fit,) = seen
     assert X_fit.dtype == np.int8
@@ -147,9 +206,18 @@ def test_int8_columns_reach_fit_as_int8(data, monkeypatch, tmp_path):
 
     # int8 next to float32 gives float32; an int8 column with nulls, NaN
     col = pa.array([1, None, 3] + [0] * 297, type=pa.int8())
-    pq.write_table(pa.table({"a": X[:300, 0], "b": X[:300, 1].astype(np.float32),
-                             "c": col, "target": y[:300], "era": eras[:300]}),
-                   tmp_path / "mixed.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "a": X[:300, 0],
+                "b": X[:300, 1].astype(np.float32),
+                "c": col,
+                "target": y[:300],
+                "era": eras[:300],
+            }
+        ),
+        tmp_path / "mixed.parquet",
+    )
     from eraboost._tables import Table
 
     table = Table(tmp_path / "mixed.parquet")
@@ -168,8 +236,9 @@ def test_iteration_callback_stops_cleanly(data):
         calls.append((iteration, n_iter, train, val))
         return iteration == 5
 
-    est = HistGradientBoostingRegressor(max_iter=50, early_stopping=True,
-                                        random_state=0)
+    est = HistGradientBoostingRegressor(
+        max_iter=50, early_stopping=True, random_state=0
+    )
     est._iteration_callback = callback
     est.fit(X, y, eras=eras)
     assert [c[0] for c in calls] == [1, 2, 3, 4, 5]
@@ -178,8 +247,9 @@ def test_iteration_callback_stops_cleanly(data):
     assert len(est.train_score_) == len(est.validation_score_) == 6
     assert calls[-1][2] == est.train_score_[-1]
     assert calls[-1][3] == est.validation_score_[-1]
-    ref = HistGradientBoostingRegressor(max_iter=5, early_stopping=True,
-                                        random_state=0).fit(X, y, eras=eras)
+    ref = HistGradientBoostingRegressor(
+        max_iter=5, early_stopping=True, random_state=0
+    ).fit(X, y, eras=eras)
     np.testing.assert_array_equal(est.predict(Xt), ref.predict(Xt))
     np.testing.assert_array_equal(est.validation_score_, ref.validation_score_)
 
@@ -188,11 +258,32 @@ def test_ctrl_c_keeps_the_trees(data):
     d, _, (Xt, _, _) = data
     max_iter = 1_000_000
     proc = subprocess.Popen(
-        [str(SCRIPT), "train", "train.parquet", "--target", "target", "--era",
-         "era", "--feature-prefix", "feature_", "--param", f"max_iter={max_iter}",
-         "--param", "early_stopping=True", "--param", "n_iter_no_change=1000000",
-         "--param", "learning_rate=0.001", "--out", "interrupted.joblib"],
-        cwd=d, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        [
+            str(SCRIPT),
+            "train",
+            "train.parquet",
+            "--target",
+            "target",
+            "--era",
+            "era",
+            "--feature-prefix",
+            "feature_",
+            "--param",
+            f"max_iter={max_iter}",
+            "--param",
+            "early_stopping=True",
+            "--param",
+            "n_iter_no_change=1000000",
+            "--param",
+            "learning_rate=0.001",
+            "--out",
+            "interrupted.joblib",
+        ],
+        cwd=d,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         lines = []
         deadline = time.monotonic() + 240
@@ -229,45 +320,174 @@ def bad_files(data):
     (d / "garbage.joblib").write_bytes(b"not a model")
     cols = {name: X[:, j] for j, name in enumerate(FEATURES[:5])}
     pq.write_table(pa.table(cols), d / "fewer.parquet")
-    res = run(["train", "train.parquet", "--target", "target", "--era", "era",
-               "--feature-prefix", "feature_", "--param", "max_iter=3", "--out",
-               "small.joblib", "--quiet"], d)
+    res = run(
+        [
+            "train",
+            "train.parquet",
+            "--target",
+            "target",
+            "--era",
+            "era",
+            "--feature-prefix",
+            "feature_",
+            "--param",
+            "max_iter=3",
+            "--out",
+            "small.joblib",
+            "--quiet",
+        ],
+        d,
+    )
     assert res.returncode == 0, res.stderr
     return d
 
 
-@pytest.mark.parametrize("args, message", [
-    (["train", "train.parquet", "--target", "target", "--era", "era",
-      "--features", "feature_0,feature_99", "--out", "x.joblib"],
-     "no feature column 'feature_99'"),
-    (["train", "nan_target.parquet", "--target", "target", "--era", "era",
-      "--out", "x.joblib"],
-     "target column 'target' of nan_target.parquet has 2 missing values"),
-    (["train", "train.parquet", "--target", "target", "--era", "epoch",
-      "--out", "x.joblib"], "no era column 'epoch'"),
-    (["train", "train.parquet", "--target", "y", "--era", "era",
-      "--out", "x.joblib"], "no target column 'y'"),
-    (["train", "train.parquet", "--target", "target", "--era", "era",
-      "--features", "feature_0,note", "--out", "x.joblib"],
-     "feature column 'note' of train.parquet has type string"),
-    (["train", "garbage.parquet", "--target", "target", "--era", "era",
-      "--out", "x.joblib"], "cannot read garbage.parquet as parquet"),
-    (["train", "absent.parquet", "--target", "target", "--era", "era",
-      "--out", "x.joblib"], "cannot read absent.parquet: no such file"),
-    (["train", "train.parquet", "--target", "target", "--era", "era",
-      "--param", "max_iters=3", "--out", "x.joblib"],
-     "unknown parameter 'max_iters'"),
-    (["train", "train.parquet", "--target", "target", "--era", "era",
-      "--param", "max_iter=0", "--out", "x.joblib"], "'max_iter' parameter"),
-    (["predict", "small.joblib", "fewer.parquet", "--out", "p.parquet"],
-     "fewer.parquet has no feature column of the model 'feature_5'"),
-    (["predict", "garbage.joblib", "test.parquet", "--out", "p.parquet"],
-     "cannot read model garbage.joblib: not an eraboost model file"),
-    (["report", "small.joblib", "garbage.parquet", "--out", "rep"],
-     "cannot read garbage.parquet"),
-    (["report", "small.joblib", "nan_target.parquet", "--out", "rep"],
-     "has 2 missing values"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            [
+                "train",
+                "train.parquet",
+                "--target",
+                "target",
+                "--era",
+                "era",
+                "--features",
+                "feature_0,feature_99",
+                "--out",
+                "x.joblib",
+            ],
+            "no feature column 'feature_99'",
+        ),
+        (
+            [
+                "train",
+                "nan_target.parquet",
+                "--target",
+                "target",
+                "--era",
+                "era",
+                "--out",
+                "x.joblib",
+            ],
+            "target column 'target' of nan_target.parquet has 2 missing values",
+        ),
+        (
+            [
+                "train",
+                "train.parquet",
+                "--target",
+                "target",
+                "--era",
+                "epoch",
+                "--out",
+                "x.joblib",
+            ],
+            "no era column 'epoch'",
+        ),
+        (
+            [
+                "train",
+                "train.parquet",
+                "--target",
+                "y",
+                "--era",
+                "era",
+                "--out",
+                "x.joblib",
+            ],
+            "no target column 'y'",
+        ),
+        (
+            [
+                "train",
+                "train.parquet",
+                "--target",
+                "target",
+                "--era",
+                "era",
+                "--features",
+                "feature_0,note",
+                "--out",
+                "x.joblib",
+            ],
+            "feature column 'note' of train.parquet has type string",
+        ),
+        (
+            [
+                "train",
+                "garbage.parquet",
+                "--target",
+                "target",
+                "--era",
+                "era",
+                "--out",
+                "x.joblib",
+            ],
+            "cannot read garbage.parquet as parquet",
+        ),
+        (
+            [
+                "train",
+                "absent.parquet",
+                "--target",
+                "target",
+                "--era",
+                "era",
+                "--out",
+                "x.joblib",
+            ],
+            "cannot read absent.parquet: no such file",
+        ),
+        (
+            [
+                "train",
+                "train.parquet",
+                "--target",
+                "target",
+                "--era",
+                "era",
+                "--param",
+                "max_iters=3",
+                "--out",
+                "x.joblib",
+            ],
+            "unknown parameter 'max_iters'",
+        ),
+        (
+            [
+                "train",
+                "train.parquet",
+                "--target",
+                "target",
+                "--era",
+                "era",
+                "--param",
+                "max_iter=0",
+                "--out",
+                "x.joblib",
+            ],
+            "'max_iter' parameter",
+        ),
+        (
+            ["predict", "small.joblib", "fewer.parquet", "--out", "p.parquet"],
+            "fewer.parquet has no feature column of the model 'feature_5'",
+        ),
+        (
+            ["predict", "garbage.joblib", "test.parquet", "--out", "p.parquet"],
+            "cannot read model garbage.joblib: not an eraboost model file",
+        ),
+        (
+            ["report", "small.joblib", "garbage.parquet", "--out", "rep"],
+            "cannot read garbage.parquet",
+        ),
+        (
+            ["report", "small.joblib", "nan_target.parquet", "--out", "rep"],
+            "has 2 missing values",
+        ),
+    ],
+)
 def test_bad_input_one_line_error(bad_files, args, message):
     res = run(args, bad_files, module=args[0] == "predict")
     assert res.returncode == 1, res.stderr

@@ -1,12 +1,12 @@
 """The engine chooses the split that the NumPy reference of SPEC.md chooses."""
+
 import numpy as np
 import pytest
+from eraboost._criteria import boltzmann_operator, era_split_score
+from reference import best_split, boltzmann
 from sklearn.base import clone
 
 from eraboost import HistGradientBoostingRegressor
-from eraboost._criteria import boltzmann_operator, era_split_score
-
-from reference import best_split, boltzmann
 
 ALPHAS = [-np.inf, -2.0, 0.0, 2.0, np.inf]
 SPLIT_TYPES = ["original", "era", "directional"]
@@ -32,9 +32,18 @@ def make_era_data(seed, n_eras, nan=False, tiny_era=False, p=4):
 
 def engine_tree(X, y, eras, split_type, alpha, lam=0.0, msl=1, depth=1, **options):
     est = HistGradientBoostingRegressor(
-        split_type=split_type, boltzmann_alpha=alpha, l2_regularization=lam,
-        min_samples_leaf=msl, max_iter=1, max_depth=depth, max_leaf_nodes=None,
-        learning_rate=1.0, early_stopping=False, random_state=0, **options)
+        split_type=split_type,
+        boltzmann_alpha=alpha,
+        l2_regularization=lam,
+        min_samples_leaf=msl,
+        max_iter=1,
+        max_depth=depth,
+        max_leaf_nodes=None,
+        learning_rate=1.0,
+        early_stopping=False,
+        random_state=0,
+        **options,
+    )
     est.fit(X, y, eras=eras)
     return est
 
@@ -44,8 +53,23 @@ def gradients(y):
     return (raw - y).astype(np.float32).astype(np.float64), np.ones_like(y)
 
 
-def check_tree(nodes, bm, Xb, g, h, eras, rows, node_idx, split_type, alpha, lam,
-               msl, depth, max_depth, **options):
+def check_tree(
+    nodes,
+    bm,
+    Xb,
+    g,
+    h,
+    eras,
+    rows,
+    node_idx,
+    split_type,
+    alpha,
+    lam,
+    msl,
+    depth,
+    max_depth,
+    **options,
+):
     """Compare node ``node_idx`` of a tree's node array with the reference,
     recursively down to ``max_depth``; returns the number of nodes checked.
     ``options`` are irf_penalty and min_samples_leaf_per_era."""
@@ -53,8 +77,20 @@ def check_tree(nodes, bm, Xb, g, h, eras, rows, node_idx, split_type, alpha, lam
     has_missing = (Xb == bm.missing_bin_[None, :]).any(axis=0)
     ref = None
     if len(rows) >= 2 * msl:
-        ref = best_split(Xb, g, h, eras, rows, bm.n_bins_non_missing_, has_missing,
-                         split_type, alpha, lam, msl, **options)
+        ref = best_split(
+            Xb,
+            g,
+            h,
+            eras,
+            rows,
+            bm.n_bins_non_missing_,
+            has_missing,
+            split_type,
+            alpha,
+            lam,
+            msl,
+            **options,
+        )
     if ref is None:
         assert node["is_leaf"], "engine split a node the reference leaves whole"
         return 0
@@ -71,18 +107,60 @@ def check_tree(nodes, bm, Xb, g, h, eras, rows, node_idx, split_type, alpha, lam
         if node["missing_left"]:
             left |= col == bm.missing_bin_[f]
         for child, sub in ((node["left"], rows[left]), (node["right"], rows[~left])):
-            n_checked += check_tree(nodes, bm, Xb, g, h, eras, sub, child,
-                                    split_type, alpha, lam, msl, depth + 1,
-                                    max_depth, **options)
+            n_checked += check_tree(
+                nodes,
+                bm,
+                Xb,
+                g,
+                h,
+                eras,
+                sub,
+                child,
+                split_type,
+                alpha,
+                lam,
+                msl,
+                depth + 1,
+                max_depth,
+                **options,
+            )
     return n_checked
 
 
-def check_node(est, Xb, g, h, eras, rows, node_idx, split_type, alpha, lam, msl,
-               depth, max_depth, **options):
+def check_node(
+    est,
+    Xb,
+    g,
+    h,
+    eras,
+    rows,
+    node_idx,
+    split_type,
+    alpha,
+    lam,
+    msl,
+    depth,
+    max_depth,
+    **options,
+):
     """:func:`check_tree` on the first tree of a fitted regressor."""
-    return check_tree(est._predictors[0][0].nodes, est._bin_mapper, Xb, g, h, eras,
-                      rows, node_idx, split_type, alpha, lam, msl, depth,
-                      max_depth, **options)
+    return check_tree(
+        est._predictors[0][0].nodes,
+        est._bin_mapper,
+        Xb,
+        g,
+        h,
+        eras,
+        rows,
+        node_idx,
+        split_type,
+        alpha,
+        lam,
+        msl,
+        depth,
+        max_depth,
+        **options,
+    )
 
 
 @pytest.mark.parametrize("split_type", SPLIT_TYPES)
@@ -90,13 +168,13 @@ def check_node(est, Xb, g, h, eras, rows, node_idx, split_type, alpha, lam, msl,
 @pytest.mark.parametrize("seed", range(4))
 def test_stump_matches_reference(split_type, alpha, seed):
     n_eras = 2 + seed * 2  # 2, 4, 6, 8
-    X, y, eras = make_era_data(seed, n_eras, nan=seed % 2 == 1,
-                               tiny_era=seed == 2)
+    X, y, eras = make_era_data(seed, n_eras, nan=seed % 2 == 1, tiny_era=seed == 2)
     est = engine_tree(X, y, eras, split_type, alpha)
     Xb = est._bin_mapper.transform(X)
     g, h = gradients(y)
-    check_node(est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha,
-               0.0, 1, 0, 1)
+    check_node(
+        est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha, 0.0, 1, 0, 1
+    )
 
 
 @pytest.mark.parametrize("split_type", SPLIT_TYPES)
@@ -107,8 +185,9 @@ def test_depth_two_matches_reference_with_absent_eras(split_type, alpha, lam, ms
     est = engine_tree(X, y, eras, split_type, alpha, lam=lam, msl=msl, depth=2)
     Xb = est._bin_mapper.transform(X)
     g, h = gradients(y)
-    check_node(est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha,
-               lam, msl, 0, 2)
+    check_node(
+        est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha, lam, msl, 0, 2
+    )
     if split_type == "era" and alpha in (0.0, 2.0):
         # on this data these roots leave some eras out of one child, so the
         # children were checked with eras absent from the node
@@ -150,8 +229,9 @@ def test_huge_gains_choose_reference_split(split_type, alpha):
     assert np.isfinite(est._predictors[0][0].nodes["gain"]).all()
     Xb = est._bin_mapper.transform(X)
     g, h = gradients(y)
-    check_node(est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha,
-               0.0, 1, 0, 1)
+    check_node(
+        est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha, 0.0, 1, 0, 1
+    )
 
 
 def test_proposition_3_criteria():
@@ -171,8 +251,12 @@ def test_proposition_3_criteria():
     # feature 1 between 2 and 3: the paper's score 2 (its gain has a factor
     # 1/2, ours does not), the best pooled split; no era is split
     def pooled(left):
-        return g[left].sum() ** 2 / left.sum() + g[~left].sum() ** 2 / (~left).sum() \
+        return (
+            g[left].sum() ** 2 / left.sum()
+            + g[~left].sum() ** 2 / (~left).sum()
             - g.sum() ** 2 / 4
+        )
+
     assert pooled(f1 <= 2) / 2 == pytest.approx(2.0)
     others = [pooled(f <= t) for f in (f1, f2) for t in (1, 2, 3)]
     assert max(others) == pooled(f1 <= 2)
@@ -204,8 +288,13 @@ def test_directional_column_order_invariance():
     X, y, eras = make_era_data(21, 8, p=6)
     X = X + np.random.RandomState(0).normal(scale=1e-3, size=X.shape)
     perm = np.array([3, 0, 5, 1, 4, 2])
-    params = dict(split_type="directional", boltzmann_alpha=0.0, max_iter=10,
-                  early_stopping=False, random_state=0)
+    params = dict(
+        split_type="directional",
+        boltzmann_alpha=0.0,
+        max_iter=10,
+        early_stopping=False,
+        random_state=0,
+    )
     a = HistGradientBoostingRegressor(**params).fit(X, y, eras=eras)
     b = HistGradientBoostingRegressor(**params).fit(X[:, perm], y, eras=eras)
     np.testing.assert_allclose(a.predict(X), b.predict(X[:, perm]), rtol=1e-12)
@@ -215,17 +304,22 @@ def test_directional_column_order_invariance():
         np.testing.assert_array_equal(na["feature"][inner], perm[nb["feature"][inner]])
 
 
-@pytest.mark.parametrize("split_type,alpha", [("era", 0.0), ("era", 2.0),
-                                              ("directional", 0.0)])
+@pytest.mark.parametrize(
+    "split_type,alpha", [("era", 0.0), ("era", 2.0), ("directional", 0.0)]
+)
 def test_single_row_era_does_not_stop_growth(split_type, alpha):
     rng = np.random.RandomState(0)
     n = 400
     X = rng.normal(size=(n, 3))
     y = X[:, 0] + 0.1 * rng.normal(size=n)
     eras = np.r_[np.repeat([0, 1, 2], [150, 150, 99]), 3]  # era 3 has one row
-    est = HistGradientBoostingRegressor(split_type=split_type, boltzmann_alpha=alpha,
-                                        max_iter=5, min_samples_leaf=5,
-                                        early_stopping=False)
+    est = HistGradientBoostingRegressor(
+        split_type=split_type,
+        boltzmann_alpha=alpha,
+        max_iter=5,
+        min_samples_leaf=5,
+        early_stopping=False,
+    )
     est.fit(X, y, eras=eras)
     for stage in est._predictors:
         assert stage[0].get_n_leaf_nodes() == 31
@@ -243,16 +337,24 @@ def test_weighted_rows_match_reference(split_type, alpha):
     X, y, eras = make_era_data(7, 5, nan=True)
     w = np.random.RandomState(3).uniform(0.2, 3.0, size=y.shape[0])
     est = HistGradientBoostingRegressor(
-        split_type=split_type, boltzmann_alpha=alpha, min_samples_leaf=1,
-        max_iter=1, max_depth=2, max_leaf_nodes=None, learning_rate=1.0,
-        early_stopping=False, random_state=0)
+        split_type=split_type,
+        boltzmann_alpha=alpha,
+        min_samples_leaf=1,
+        max_iter=1,
+        max_depth=2,
+        max_leaf_nodes=None,
+        learning_rate=1.0,
+        early_stopping=False,
+        random_state=0,
+    )
     est.fit(X, y, sample_weight=w, eras=eras)
     Xb = est._bin_mapper.transform(X)
     raw = np.float64(np.average(y, weights=w))
     g = (w * (raw - y)).astype(np.float32).astype(np.float64)
     h = w.astype(np.float32).astype(np.float64)
-    check_node(est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha,
-               0.0, 1, 0, 2)
+    check_node(
+        est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha, 0.0, 1, 0, 2
+    )
 
 
 def test_fused_era_terms_equal_plain_ones():
@@ -267,9 +369,16 @@ def test_fused_era_terms_equal_plain_ones():
         HL[:5] = 0.0  # zero hessians: H + lam may be 0
         gains, _, dsum = era_split_score(GL, HL, nL, GR, HR, nR, lam, 0.0)
         present = (nL + nR) > 0
-        plain = [era_terms_plain(*v, lam) for v in
-                 zip(GL[present], HL[present], nL[present], GR[present],
-                     HR[present], nR[present])]
-        np.testing.assert_allclose(gains, [p[0] for p in plain], rtol=1e-12,
-                                   atol=1e-9)
+        plain = [
+            era_terms_plain(*v, lam)
+            for v in zip(
+                GL[present],
+                HL[present],
+                nL[present],
+                GR[present],
+                HR[present],
+                nR[present],
+            )
+        ]
+        np.testing.assert_allclose(gains, [p[0] for p in plain], rtol=1e-12, atol=1e-9)
         assert dsum == sum(p[1] for p in plain)

@@ -1,5 +1,6 @@
 """Era-aware searches run unchanged on a Dask cluster (joblib's Dask backend)
 and give the local results."""
+
 import joblib
 import numpy as np
 import pytest
@@ -21,11 +22,15 @@ from eraboost import (
 def client():
     """A real two-process cluster on loopback, closed after the module."""
     cluster = LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
         dashboard_address=None,
         # one OpenMP thread per worker on a small machine; results do not
         # depend on the thread count
-        env={"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "passive"})
+        env={"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "passive"},
+    )
     try:
         with Client(cluster) as c:
             yield c
@@ -56,8 +61,9 @@ def _assert_same(local, remote, X):
     for key, value in local.cv_results_.items():
         if "test_" in key:  # split<i>_test_*, mean/std/rank_test_*
             np.testing.assert_array_equal(remote.cv_results_[key], value, err_msg=key)
-    np.testing.assert_array_equal(remote.best_estimator_.predict(X),
-                                  local.best_estimator_.predict(X))
+    np.testing.assert_array_equal(
+        remote.best_estimator_.predict(X), local.best_estimator_.predict(X)
+    )
 
 
 def test_grid_search_on_dask_equals_local(client):
@@ -68,9 +74,12 @@ def test_grid_search_on_dask_equals_local(client):
 
         def search():
             return GridSearchCV(
-                est, {"split_type": ["original", "era"], "max_depth": [2, None]},
-                cv=EraKFold(4), scoring=make_era_scorer("pearson", "min"),
-                refit=worst_fold_refit)
+                est,
+                {"split_type": ["original", "era"], "max_depth": [2, None]},
+                cv=EraKFold(4),
+                scoring=make_era_scorer("pearson", "min"),
+                refit=worst_fold_refit,
+            )
 
         local = search().fit(X, y, eras=eras)
         remote, n_tasks = _on_dask(client, lambda: search().fit(X, y, eras=eras))
@@ -85,15 +94,22 @@ def test_randomized_search_on_dask_equals_local(client):
 
     def search():
         return RandomizedSearchCV(
-            est, {"learning_rate": loguniform(0.01, 0.5),
-                  "split_type": ["original", "era", "directional"]},
-            n_iter=4, random_state=0, scoring="neg_mean_squared_error",
-            cv=EraTimeSeriesSplit(3, embargo=1, test_eras=3))
+            est,
+            {
+                "learning_rate": loguniform(0.01, 0.5),
+                "split_type": ["original", "era", "directional"],
+            },
+            n_iter=4,
+            random_state=0,
+            scoring="neg_mean_squared_error",
+            cv=EraTimeSeriesSplit(3, embargo=1, test_eras=3),
+        )
 
     # routing off: groups go to the splitter, eras to the estimator's fit
     local = search().fit(X, y, groups=eras, eras=eras)
-    remote, n_tasks = _on_dask(client,
-                               lambda: search().fit(X, y, groups=eras, eras=eras))
+    remote, n_tasks = _on_dask(
+        client, lambda: search().fit(X, y, groups=eras, eras=eras)
+    )
     assert n_tasks > 0
     assert len({p["split_type"] for p in local.cv_results_["params"]}) > 1
     _assert_same(local, remote, X)

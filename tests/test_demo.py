@@ -1,4 +1,5 @@
 """The demo runs and shows era splitting avoiding the spurious feature."""
+
 import io
 import subprocess
 import sys
@@ -19,8 +20,21 @@ def test_demo_era_splitting_beats_pooled_out_of_era():
 
 def test_demo_command_line(tmp_path):
     # from another folder: the installed package, not the source tree
-    res = subprocess.run([sys.executable, "-m", "eraboost", "demo", "--n-eras", "6",
-                          "--rows-per-era", "200"], capture_output=True, text=True,
-                         timeout=300, cwd=tmp_path)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "eraboost",
+            "demo",
+            "--n-eras",
+            "6",
+            "--rows-per-era",
+            "200",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert res.returncode == 0, res.stderr
     assert "directional" in res.stdout

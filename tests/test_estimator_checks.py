@@ -1,19 +1,25 @@
 """scikit-learn's common estimator checks."""
+
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from eraboost import (HistGradientBoostingClassifier, HistGradientBoostingRegressor,
-                      InvariantForestClassifier, InvariantForestRegressor)
+from eraboost import (
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    InvariantForestClassifier,
+    InvariantForestRegressor,
+)
 
-# No check of the boosters is expected to fail. scikit-learn itself skips its array-API input
-# checks (check_array_api_input) unless SCIPY_ARRAY_API=1 is set; eraboost
-# does not claim array-API support, so those two skips are expected.
+# No check of the boosters is expected to fail. scikit-learn itself skips its
+# array-API input checks (check_array_api_input) unless SCIPY_ARRAY_API=1 is
+# set; eraboost does not claim array-API support, so those skips are expected.
 EXPECTED_FAILED_CHECKS = {}
 # The forests draw bootstrap samples, so an integer weight is not the same
 # as repeated rows; scikit-learn's own forests fail this check for the same
 # reason.
 FOREST_FAILED_CHECKS = {
-    "check_sample_weight_equivalence_on_dense_data":
-        "bootstrap sampling: a weight of 2 is not two copies of a row",
+    "check_sample_weight_equivalence_on_dense_data": (
+        "bootstrap sampling: a weight of 2 is not two copies of a row"
+    ),
 }
 
 
@@ -24,14 +30,16 @@ def expected_failed_checks(estimator):
 
 
 @parametrize_with_checks(
-    [HistGradientBoostingRegressor(max_iter=10),
-     HistGradientBoostingRegressor(max_iter=10, split_type="era"),
-     HistGradientBoostingClassifier(max_iter=10),
-     HistGradientBoostingClassifier(max_iter=10, split_type="directional"),
-     InvariantForestRegressor(n_estimators=5),
-     InvariantForestRegressor(n_estimators=5, split_type="era", irf_penalty=1.0),
-     InvariantForestClassifier(n_estimators=5),
-     InvariantForestClassifier(n_estimators=5, irf_penalty=1.0)],
+    [
+        HistGradientBoostingRegressor(max_iter=10),
+        HistGradientBoostingRegressor(max_iter=10, split_type="era"),
+        HistGradientBoostingClassifier(max_iter=10),
+        HistGradientBoostingClassifier(max_iter=10, split_type="directional"),
+        InvariantForestRegressor(n_estimators=5),
+        InvariantForestRegressor(n_estimators=5, split_type="era", irf_penalty=1.0),
+        InvariantForestClassifier(n_estimators=5),
+        InvariantForestClassifier(n_estimators=5, irf_penalty=1.0),
+    ],
     expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_compatible_estimator(estimator, check):

@@ -1,14 +1,15 @@
 """Invariant forests: CART parity, the IRF penalties against NumPy, OOB,
 per-era bootstrap, determinism and bad input."""
+
 import warnings
 
 import numpy as np
 import pytest
+from eraboost._criteria import rate_ratio_penalty
 from sklearn.metrics import r2_score, roc_auc_score
 from sklearn.tree import DecisionTreeRegressor
 
 from eraboost import InvariantForestClassifier, InvariantForestRegressor
-from eraboost._criteria import rate_ratio_penalty
 from eraboost.datasets import make_trt_example
 from eraboost.forest import era_bootstrap, era_groups
 
@@ -27,11 +28,16 @@ def test_single_tree_is_a_decision_tree(seed, depth, msl):
     """No eras, no penalty, no bootstrap: one tree has the partition of
     scikit-learn's DecisionTreeRegressor on integer data."""
     X, y = int_data(seed)
-    ours = InvariantForestRegressor(n_estimators=1, bootstrap=False,
-                                    max_depth=depth, min_samples_leaf=msl,
-                                    random_state=0).fit(X, y)
-    ref = DecisionTreeRegressor(max_depth=depth, min_samples_leaf=msl,
-                                random_state=0).fit(X, y)
+    ours = InvariantForestRegressor(
+        n_estimators=1,
+        bootstrap=False,
+        max_depth=depth,
+        min_samples_leaf=msl,
+        random_state=0,
+    ).fit(X, y)
+    ref = DecisionTreeRegressor(
+        max_depth=depth, min_samples_leaf=msl, random_state=0
+    ).fit(X, y)
     leaf_ref = ref.apply(X)
     pred = ours.predict(X)
     # same partition: one of our values per reference leaf, one reference
@@ -57,8 +63,10 @@ def classification_objective(left, y, eras, lam):
     straight from the counts."""
     w = np.ones_like(y)
     n = len(y)
-    dec = gini(y, w) - (left.sum() / n * gini(y[left], w[left])
-                        + (~left).sum() / n * gini(y[~left], w[~left]))
+    dec = gini(y, w) - (
+        left.sum() / n * gini(y[left], w[left])
+        + (~left).sum() / n * gini(y[~left], w[~left])
+    )
     ratios = []
     for e in np.unique(eras):
         m = eras == e
@@ -73,10 +81,14 @@ def regression_objective(left, y, eras, lam):
     """Decrease of the mean squared error minus lam * Var_e CR_e (eq. 20-22
     with SPEC.md's eras: those with rows on the left)."""
     n = len(y)
-    dec = y.var() - (left.sum() / n * y[left].var()
-                     + (~left).sum() / n * y[~left].var())
-    cr = [y[(eras == e) & left].mean() - y[eras == e].mean()
-          for e in np.unique(eras) if ((eras == e) & left).any()]
+    dec = y.var() - (
+        left.sum() / n * y[left].var() + (~left).sum() / n * y[~left].var()
+    )
+    cr = [
+        y[(eras == e) & left].mean() - y[eras == e].mean()
+        for e in np.unique(eras)
+        if ((eras == e) & left).any()
+    ]
     return dec - lam * (np.var(cr) if len(cr) > 1 else 0.0)
 
 
@@ -98,7 +110,7 @@ def reference_stump(X, y, eras, lam, objective, msl=1):
 
 def stump_data(seed, classification):
     rng = np.random.RandomState(seed)
-    sizes = [60, 150, 35]          # unequal eras
+    sizes = [60, 150, 35]  # unequal eras
     eras = np.repeat(np.arange(3), sizes)
     n = eras.size
     X = rng.randint(0, 8, size=(n, 3)).astype(np.float64)
@@ -129,8 +141,13 @@ def test_stump_matches_numpy_reference(classification):
             if val <= 0 or val - second < 1e-9 * max(abs(val), 1.0):
                 continue
             f, t = best
-            est = cls(n_estimators=1, bootstrap=False, max_depth=1,
-                      irf_penalty=lam, random_state=0)
+            est = cls(
+                n_estimators=1,
+                bootstrap=False,
+                max_depth=1,
+                irf_penalty=lam,
+                random_state=0,
+            )
             est.fit(X, y.astype(int) if classification else y, eras=eras)
             root = est.estimators_[0].nodes[0]
             assert root["is_leaf"] == 0, (seed, lam)
@@ -164,9 +181,9 @@ def test_penalty_changes_the_stump():
     roots = {}
     for lam in (0.0, 0.05):
         ref = reference_stump(X, y, eras, lam, classification_objective)[0]
-        est = InvariantForestClassifier(n_estimators=1, bootstrap=False,
-                                        max_depth=1, irf_penalty=lam).fit(
-            X, y.astype(int), eras=eras)
+        est = InvariantForestClassifier(
+            n_estimators=1, bootstrap=False, max_depth=1, irf_penalty=lam
+        ).fit(X, y.astype(int), eras=eras)
         roots[lam] = est.estimators_[0].nodes[0]["feature"]
         assert roots[lam] == ref[0]
     assert roots[0.0] == 1 and roots[0.05] == 0
@@ -177,9 +194,12 @@ def test_rate_ratio_penalty_formula():
     n_left = np.array([5.0, 12.0, 0.0])
     pos = np.array([4.0, 20.0, 2.0])
     n = np.array([10.0, 40.0, 5.0])
-    ratios = ((pos_left + 0.5) / (pos + 1)) / ((n_left - pos_left + 0.5) / (n - pos + 1))
+    ratios = ((pos_left + 0.5) / (pos + 1)) / (
+        (n_left - pos_left + 0.5) / (n - pos + 1)
+    )
     assert rate_ratio_penalty(pos_left, n_left, pos, n) == pytest.approx(
-        ratios.max() / ratios.min() - 1)
+        ratios.max() / ratios.min() - 1
+    )
     # eras absent from the node do not count; one era gives 0
     assert rate_ratio_penalty([1.0, 0.0], [2.0, 0.0], [1.0, 0.0], [3.0, 0.0]) == 0.0
 
@@ -204,8 +224,9 @@ def test_oob_score_matches_direct_computation(classification):
     y_fit = y.astype(int) if classification else y
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        est = cls(n_estimators=15, oob_score=True, max_depth=4,
-                  random_state=0).fit(X, y_fit, eras=eras)
+        est = cls(n_estimators=15, oob_score=True, max_depth=4, random_state=0).fit(
+            X, y_fit, eras=eras
+        )
     n = len(y)
     total, count = np.zeros(n), np.zeros(n)
     for tree, inbag in zip(est.estimators_, est.estimators_samples_):
@@ -225,8 +246,9 @@ def test_oob_score_matches_direct_computation(classification):
 
 def test_split_frequency_importance():
     X, y, eras = stump_data(1, False)
-    est = InvariantForestRegressor(n_estimators=4, max_depth=3,
-                                   random_state=0).fit(X, y, eras=eras)
+    est = InvariantForestRegressor(n_estimators=4, max_depth=3, random_state=0).fit(
+        X, y, eras=eras
+    )
     expected = np.zeros(X.shape[1])
     for tree in est.estimators_:
         nodes = tree.nodes
@@ -253,9 +275,14 @@ def test_max_features_counts():
 # -- behaviour ------------------------------------------------------------------
 def test_same_forest_whatever_the_thread_count():
     X, y, eras = stump_data(2, False)
-    preds = [InvariantForestRegressor(n_estimators=5, n_jobs=nj, irf_penalty=1.0,
-                                      split_type="era", random_state=0)
-             .fit(X, y, eras=eras).predict(X) for nj in (1, 2)]
+    preds = [
+        InvariantForestRegressor(
+            n_estimators=5, n_jobs=nj, irf_penalty=1.0, split_type="era", random_state=0
+        )
+        .fit(X, y, eras=eras)
+        .predict(X)
+        for nj in (1, 2)
+    ]
     np.testing.assert_array_equal(preds[0], preds[1])
 
 
@@ -265,11 +292,20 @@ def test_trt_settings_beat_the_plain_forest_on_the_trt_example():
     aucs = {"plain": [], "trt": []}
     for seed in range(3):
         X, y, eras, Xt, yt = make_trt_example(n_per_period=1000, random_state=seed)
-        for name, kw in (("plain", {}),
-                         ("trt", dict(split_type="era", boltzmann_alpha=-np.inf,
-                                      min_samples_leaf_per_era=10))):
-            est = InvariantForestClassifier(n_estimators=20, random_state=seed,
-                                            **kw).fit(X, y, eras=eras)
+        for name, kw in (
+            ("plain", {}),
+            (
+                "trt",
+                dict(
+                    split_type="era",
+                    boltzmann_alpha=-np.inf,
+                    min_samples_leaf_per_era=10,
+                ),
+            ),
+        ):
+            est = InvariantForestClassifier(
+                n_estimators=20, random_state=seed, **kw
+            ).fit(X, y, eras=eras)
             aucs[name].append(roc_auc_score(yt, est.predict_proba(Xt)[:, 1]))
     assert np.mean(aucs["trt"]) > np.mean(aucs["plain"]) + 0.02
 
@@ -278,7 +314,8 @@ def test_classifier_labels_and_proba():
     X, y, eras = stump_data(4, True)
     labels = np.where(y == 1, "up", "down")
     est = InvariantForestClassifier(n_estimators=5, random_state=0).fit(
-        X, labels, eras=eras)
+        X, labels, eras=eras
+    )
     assert list(est.classes_) == ["down", "up"]
     proba = est.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
@@ -306,15 +343,20 @@ def test_bad_input():
         InvariantForestRegressor(irf_penalty=-1.0).fit(X, y)
     with pytest.raises(ValueError, match="min_samples_leaf_per_era"):
         InvariantForestRegressor(min_samples_leaf_per_era=0).fit(X, y)
-    with pytest.raises(UserWarning, match="irf_penalty=1.0 given without eras"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", UserWarning)
-            InvariantForestRegressor(n_estimators=1, irf_penalty=1.0).fit(X, y)
-    with pytest.raises(UserWarning, match="irf_penalty=1.0 given without eras"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", UserWarning)
-            InvariantForestRegressor(n_estimators=1, irf_penalty=1.0).fit(
-                X, y, eras=np.zeros(len(y)))
+    with (
+        pytest.raises(UserWarning, match=r"irf_penalty=1\.0 given without eras"),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("error", UserWarning)
+        InvariantForestRegressor(n_estimators=1, irf_penalty=1.0).fit(X, y)
+    with (
+        pytest.raises(UserWarning, match=r"irf_penalty=1\.0 given without eras"),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("error", UserWarning)
+        InvariantForestRegressor(n_estimators=1, irf_penalty=1.0).fit(
+            X, y, eras=np.zeros(len(y))
+        )
     with pytest.raises(ValueError, match="Only binary classification"):
         InvariantForestClassifier().fit(X, np.arange(len(y)) % 3)
     with pytest.raises(ValueError, match="only 1 class"):

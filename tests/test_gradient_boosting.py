@@ -1,13 +1,14 @@
 """Estimator behaviour: input checks, eras, early stopping, determinism."""
+
 import warnings
 
 import numpy as np
 import pytest
+from eraboost._openmp import effective_n_threads
 from threadpoolctl import threadpool_limits
 
 from eraboost import HistGradientBoostingRegressor
 from eraboost._eras import check_eras, era_train_val_split
-from eraboost._openmp import effective_n_threads
 
 
 @pytest.fixture
@@ -55,8 +56,13 @@ def test_eras_val_checks(data):
 def test_era_label_types():
     pd = pytest.importorskip("pandas")
     labels = ["2020-01", "2020-02", "2020-01", "2020-03"]
-    for eras in (labels, np.array(labels), pd.Series(labels),
-                 pd.Categorical(labels), pd.Series(labels, dtype="category")):
+    for eras in (
+        labels,
+        np.array(labels),
+        pd.Series(labels),
+        pd.Categorical(labels),
+        pd.Series(labels, dtype="category"),
+    ):
         codes, uniq = check_eras(eras, 4)
         np.testing.assert_array_equal(codes, [0, 1, 0, 2])
         assert list(uniq) == ["2020-01", "2020-02", "2020-03"]
@@ -93,8 +99,9 @@ def test_early_stopping_with_eras_uses_whole_eras():
     X = rng.normal(size=(n, 3))
     eras = rng.randint(0, 40, size=n)
     y = X[:, 0] + rng.normal(size=40)[eras] * X[:, 1] + rng.normal(size=n)
-    est = HistGradientBoostingRegressor(split_type="era", max_iter=300,
-                                        n_iter_no_change=5, random_state=0)
+    est = HistGradientBoostingRegressor(
+        split_type="era", max_iter=300, n_iter_no_change=5, random_state=0
+    )
     est.fit(X, y, eras=eras)
     assert est.do_early_stopping_
     assert est.n_iter_ < 300
@@ -109,14 +116,22 @@ def test_deterministic_across_threads(split_type):
     eras = rng.randint(0, 16, size=n)
     y = X[:, 0] + rng.normal(size=16)[eras] * X[:, 1] + rng.normal(size=n)
     X[rng.rand(n, 10) < 0.05] = np.nan
-    params = dict(split_type=split_type, boltzmann_alpha=1.0, max_iter=15,
-                  max_features=0.7, early_stopping=True, random_state=7)
+    params = dict(
+        split_type=split_type,
+        boltzmann_alpha=1.0,
+        max_iter=15,
+        max_features=0.7,
+        early_stopping=True,
+        random_state=7,
+    )
     preds = []
     for threads in (1, 2):
         with threadpool_limits(threads, user_api="openmp"):
             assert effective_n_threads() == min(threads, effective_n_threads())
             est = HistGradientBoostingRegressor(**params).fit(X, y, eras=eras)
-            preds.append((est.predict(X), [t[0].nodes.tobytes() for t in est._predictors]))
+            preds.append(
+                (est.predict(X), [t[0].nodes.tobytes() for t in est._predictors])
+            )
     np.testing.assert_array_equal(preds[0][0], preds[1][0])
     assert preds[0][1] == preds[1][1]
     # and the same again
@@ -132,8 +147,9 @@ def test_threadpool_limits_reach_engine():
 
 def test_staged_predict_and_n_iter(data):
     X, y, eras = data
-    est = HistGradientBoostingRegressor(max_iter=7, early_stopping=False,
-                                        split_type="directional").fit(X, y, eras=eras)
+    est = HistGradientBoostingRegressor(
+        max_iter=7, early_stopping=False, split_type="directional"
+    ).fit(X, y, eras=eras)
     stages = list(est.staged_predict(X))
     assert len(stages) == est.n_iter_ == 7
     np.testing.assert_allclose(stages[-1], est.predict(X))
@@ -151,14 +167,20 @@ def test_string_eras_give_the_same_model_as_integer_eras(data):
 
 def test_external_validation_set_with_eras(data):
     X, y, eras = data
-    est = HistGradientBoostingRegressor(split_type="era", early_stopping=True,
-                                        max_iter=50, n_iter_no_change=3)
-    est.fit(X[:240], y[:240], eras=eras[:240], X_val=X[240:], y_val=y[240:],
-            eras_val=eras[240:])
+    est = HistGradientBoostingRegressor(
+        split_type="era", early_stopping=True, max_iter=50, n_iter_no_change=3
+    )
+    est.fit(
+        X[:240],
+        y[:240],
+        eras=eras[:240],
+        X_val=X[240:],
+        y_val=y[240:],
+        eras_val=eras[240:],
+    )
     assert len(est.validation_score_) == est.n_iter_ + 1
     with pytest.raises(ValueError, match="early_stopping is False"):
-        HistGradientBoostingRegressor(early_stopping=False).fit(
-            X, y, X_val=X, y_val=y)
+        HistGradientBoostingRegressor(early_stopping=False).fit(X, y, X_val=X, y_val=y)
 
 
 def test_validation_fraction_as_row_count_with_eras():
@@ -166,8 +188,9 @@ def test_validation_fraction_as_row_count_with_eras():
     X = rng.normal(size=(2000, 3))
     y = X[:, 0] + rng.normal(size=2000)
     eras = np.repeat(np.arange(20), 100)
-    est = HistGradientBoostingRegressor(split_type="era", early_stopping=True,
-                                        validation_fraction=300, max_iter=5)
+    est = HistGradientBoostingRegressor(
+        split_type="era", early_stopping=True, validation_fraction=300, max_iter=5
+    )
     est.fit(X, y, eras=eras)
     assert est.n_iter_ == 5
     mask = era_train_val_split(eras.astype(np.int32), 300, 0)
@@ -176,8 +199,9 @@ def test_validation_fraction_as_row_count_with_eras():
 
 def test_verbose_output(data, capsys):
     X, y, eras = data
-    HistGradientBoostingRegressor(max_iter=3, verbose=2, split_type="era",
-                                  early_stopping=True).fit(X, y, eras=eras)
+    HistGradientBoostingRegressor(
+        max_iter=3, verbose=2, split_type="era", early_stopping=True
+    ).fit(X, y, eras=eras)
     out = capsys.readouterr().out
     assert "Fit 3 trees" in out and "[3/3]" in out and "val loss" in out
 
@@ -187,8 +211,7 @@ def test_histogram_memory_estimate_and_error():
 
     # 1000 eras (+ the pooled row) x 100 features x 6 bins, 31 leaves:
     # 20 B x 600,600 x 32
-    need = check_histogram_memory(1001 * 600, 1000, 31, None, 10**6, 20,
-                                  budget=10**12)
+    need = check_histogram_memory(1001 * 600, 1000, 31, None, 10**6, 20, budget=10**12)
     assert need == 20 * 600_600 * 32
     with pytest.raises(MemoryError, match=r"1000 eras x 600 bins.*fewer eras"):
         check_histogram_memory(1001 * 600, 1000, 31, None, 10**6, 20, budget=10**8)
@@ -203,4 +226,5 @@ def test_too_many_eras_fail_before_fitting(monkeypatch):
     y = X[:, 0] + rng.normal(size=2000)
     with pytest.raises(MemoryError, match="per-era histograms would need"):
         HistGradientBoostingRegressor(split_type="era", max_iter=2).fit(
-            X, y, eras=np.arange(2000) % 500)
+            X, y, eras=np.arange(2000) % 500
+        )

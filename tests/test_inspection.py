@@ -1,4 +1,5 @@
 """Split-frequency shares and the paper datasets."""
+
 import numpy as np
 import pytest
 
@@ -11,16 +12,18 @@ def test_shares_count_splits_and_row_shares():
     rng = np.random.RandomState(0)
     X = rng.randint(0, 4, size=(400, 3)).astype(float)
     y = 3 * X[:, 0] + X[:, 2] + rng.normal(scale=0.1, size=400)
-    est = HistGradientBoostingRegressor(max_iter=1, max_depth=2, max_leaf_nodes=None,
-                                        early_stopping=False).fit(X, y)
+    est = HistGradientBoostingRegressor(
+        max_iter=1, max_depth=2, max_leaf_nodes=None, early_stopping=False
+    ).fit(X, y)
     nodes = est._predictors[0][0].nodes
     split = nodes[nodes["is_leaf"] == 0]
     expected = np.bincount(split["feature"], minlength=3) / len(split)
     np.testing.assert_allclose(split_feature_shares(est), expected)
     weights = split["count"] / nodes[0]["count"]
     expected_w = np.bincount(split["feature"], weights=weights, minlength=3)
-    np.testing.assert_allclose(split_feature_shares(est, weighted=True),
-                               expected_w / expected_w.sum())
+    np.testing.assert_allclose(
+        split_feature_shares(est, weighted=True), expected_w / expected_w.sum()
+    )
     assert nodes[0]["feature"] == 0
 
 
@@ -28,8 +31,9 @@ def test_datasets_follow_their_equations():
     X, y, eras, Xt, yt = make_irf_regression(d=3, n_per_era=20000, random_state=0)
     assert X.shape == (40000, 4) and Xt.shape == (20000, 4)
     # one environmental column by default, d of them on request
-    assert make_irf_regression(d=3, n_per_era=10, n_env_features=3,
-                               random_state=0)[0].shape == (20, 6)
+    assert make_irf_regression(d=3, n_per_era=10, n_env_features=3, random_state=0)[
+        0
+    ].shape == (20, 6)
     np.testing.assert_array_equal(np.bincount(eras), [20000, 20000])
     # X2 - Y has standard deviation sigma_e * sqrt(d) in each era
     for e, sigma in enumerate((0.1, 2.0)):

@@ -1,5 +1,6 @@
 """Integer input: scikit-learn's bins without a float64 copy of X, and the
 memory guard that fails before allocating the per-era histograms."""
+
 import tracemalloc
 
 import numpy as np
@@ -35,8 +36,9 @@ def int_matrix(dtype, n, seed=0):
 def assert_same_bins(ours, theirs, X):
     for t_ours, t_theirs in zip(ours.bin_thresholds_, theirs.bin_thresholds_):
         np.testing.assert_array_equal(t_ours, t_theirs)
-    np.testing.assert_array_equal(ours.transform(X),
-                                  theirs.transform(X.astype(np.float64)))
+    np.testing.assert_array_equal(
+        ours.transform(X), theirs.transform(X.astype(np.float64))
+    )
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES)
@@ -48,7 +50,7 @@ def test_int_binning_equals_sklearn_with_subsample(dtype):
     theirs = _BinMapper(random_state=42).fit(X.astype(np.float64))
     assert ours.is_integer_
     assert_same_bins(ours, theirs, X)
-    if np.iinfo(dtype).bits == 16:   # > 255 distinct values: quantiles
+    if np.iinfo(dtype).bits == 16:  # > 255 distinct values: quantiles
         assert ours.bin_thresholds_[2].size == 254
 
 
@@ -57,10 +59,11 @@ def test_int_binning_equals_sklearn_with_subsample(dtype):
 def test_int_binning_equals_sklearn_weighted(dtype, max_bins):
     X = int_matrix(dtype, 3000, seed=1)
     sw = np.random.RandomState(2).uniform(0, 2, size=X.shape[0])
-    sw[::7] = 0.0   # zero-weight rows do not count as values
+    sw[::7] = 0.0  # zero-weight rows do not count as values
     ours = BinMapper(max_bins=max_bins, random_state=0).fit(X, sw)
     theirs = _BinMapper(n_bins=max_bins + 1, random_state=0).fit(
-        X.astype(np.float64), sample_weight=sw)
+        X.astype(np.float64), sample_weight=sw
+    )
     assert_same_bins(ours, theirs, X)
 
 
@@ -70,8 +73,9 @@ def test_every_integer_value_goes_to_sklearn_bin():
     ours = BinMapper().fit(X)
     theirs = _BinMapper().fit(X.astype(np.float64))
     every = np.arange(-128, 128, dtype=np.int8).reshape(-1, 1)
-    np.testing.assert_array_equal(ours.transform(every),
-                                  theirs.transform(every.astype(np.float64)))
+    np.testing.assert_array_equal(
+        ours.transform(every), theirs.transform(every.astype(np.float64))
+    )
 
 
 def test_int_path_never_calls_float_binning(monkeypatch):
@@ -109,7 +113,8 @@ def test_int8_fit_and_predict_make_no_float64_copy(split_type):
     # the measure sees a float64 copy when there is one (int64 input)
     X64 = X.astype(np.int64)
     peak_float = traced_peak(
-        lambda: HistGradientBoostingRegressor(**params).fit(X64, y, eras=eras))
+        lambda: HistGradientBoostingRegressor(**params).fit(X64, y, eras=eras)
+    )
     assert peak_float > float_copy
 
 
@@ -130,7 +135,8 @@ def test_fortran_uint8_in_range_is_the_binned_matrix():
     out = bmg.transform(Xg)
     assert not np.shares_memory(out, Xg)
     np.testing.assert_array_equal(
-        out, _BinMapper().fit_transform(Xg.astype(np.float64)))
+        out, _BinMapper().fit_transform(Xg.astype(np.float64))
+    )
     # C-ordered input is copied into a Fortran-ordered binned matrix
     Xc = np.ascontiguousarray(X)
     assert not np.shares_memory(BinMapper().fit(Xc).transform(Xc), Xc)
@@ -145,8 +151,7 @@ def test_int_input_parity_with_sklearn(dtype, order):
     p = {"max_iter": 15, "early_stopping": False, "random_state": 0}
     ours = HistGradientBoostingRegressor(**p).fit(X, y)
     theirs = SkHGBR(**p).fit(X.astype(np.float64), y)
-    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0,
-                               atol=1e-9)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-9)
     # raw (unbinned) integer prediction equals the float one
     np.testing.assert_array_equal(ours.predict(X), ours.predict(X.astype(np.float64)))
 
@@ -167,8 +172,9 @@ def test_memory_guard_raises_before_allocating(monkeypatch):
     X = rng.normal(size=(20_000, 50))
     y = X[:, 0] + rng.normal(size=20_000)
     eras = np.arange(20_000) // 2
-    est = HistGradientBoostingRegressor(split_type="era", max_iter=2,
-                                        early_stopping=False)
+    est = HistGradientBoostingRegressor(
+        split_type="era", max_iter=2, early_stopping=False
+    )
     tracemalloc.start()
     try:
         with pytest.raises(MemoryError) as err:
@@ -177,7 +183,7 @@ def test_memory_guard_raises_before_allocating(monkeypatch):
     finally:
         tracemalloc.stop()
     assert allocations == []
-    assert peak < 100 * 2**20   # data-sized allocations only
+    assert peak < 100 * 2**20  # data-sized allocations only
     msg = str(err.value)
     assert "10000 eras x 12800 bins" in msg and "GiB" in msg
     for remedy in ("fewer eras", "max_leaf_nodes", "max_bins"):

@@ -1,13 +1,14 @@
 """The invariance penalty (IRF) and the per-era minimum (TRT) of SPEC.md."""
+
 import numpy as np
 import pytest
+from eraboost._criteria import invariance_penalty
+from reference import best_split
+from reference import invariance_penalty as ref_penalty
 from sklearn.base import clone
+from test_criteria import SPLIT_TYPES, check_node, engine_tree, gradients, make_era_data
 
 from eraboost import HistGradientBoostingRegressor
-from eraboost._criteria import invariance_penalty
-
-from reference import best_split, invariance_penalty as ref_penalty
-from test_criteria import SPLIT_TYPES, check_node, engine_tree, gradients, make_era_data
 
 OPTIONS = [
     {"irf_penalty": 0.5},
@@ -21,8 +22,11 @@ OPTIONS = [
 def node_splits(est):
     """(feature, bin, missing_left) of every split node of the first tree."""
     nodes = est._predictors[0][0].nodes
-    return [(int(n["feature"]), int(n["bin_threshold"]), bool(n["missing_left"]))
-            for n in nodes if not n["is_leaf"]]
+    return [
+        (int(n["feature"]), int(n["bin_threshold"]), bool(n["missing_left"]))
+        for n in nodes
+        if not n["is_leaf"]
+    ]
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=str)
@@ -34,8 +38,22 @@ def test_stump_matches_reference(options, split_type, alpha, seed):
     est = engine_tree(X, y, eras, split_type, alpha, **options)
     Xb = est._bin_mapper.transform(X)
     g, h = gradients(y)
-    check_node(est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha,
-               0.0, 1, 0, 1, **options)
+    check_node(
+        est,
+        Xb,
+        g,
+        h,
+        eras,
+        np.arange(len(y)),
+        0,
+        split_type,
+        alpha,
+        0.0,
+        1,
+        0,
+        1,
+        **options,
+    )
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=str)
@@ -44,12 +62,25 @@ def test_stump_matches_reference(options, split_type, alpha, seed):
 def test_depth_three_matches_reference_with_absent_eras(options, split_type, alpha):
     # feature 0 tracks the era, so nodes below the root miss some eras
     X, y, eras = make_era_data(11, 6, nan=True)
-    est = engine_tree(X, y, eras, split_type, alpha, lam=1.0, msl=3, depth=3,
-                      **options)
+    est = engine_tree(X, y, eras, split_type, alpha, lam=1.0, msl=3, depth=3, **options)
     Xb = est._bin_mapper.transform(X)
     g, h = gradients(y)
-    check_node(est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha,
-               1.0, 3, 0, 3, **options)
+    check_node(
+        est,
+        Xb,
+        g,
+        h,
+        eras,
+        np.arange(len(y)),
+        0,
+        split_type,
+        alpha,
+        1.0,
+        3,
+        0,
+        3,
+        **options,
+    )
 
 
 def test_reference_cases_are_not_vacuous():
@@ -57,8 +88,9 @@ def test_reference_cases_are_not_vacuous():
     tests above compare choices that the options decide."""
     changed = {"irf": 0, "per_era": 0}
     for seed in range(3):
-        X, y, eras = make_era_data(seed, 3 + 2 * seed, nan=seed == 1,
-                                   tiny_era=seed == 2)
+        X, y, eras = make_era_data(
+            seed, 3 + 2 * seed, nan=seed == 1, tiny_era=seed == 2
+        )
         est = engine_tree(X, y, eras, "original", 0.0)
         Xb = est._bin_mapper.transform(X)
         bm = est._bin_mapper
@@ -71,18 +103,25 @@ def test_reference_cases_are_not_vacuous():
             irf = best_split(*args, st, 0.0, irf_penalty=20.0)
             per_era = best_split(*args, st, 0.0, min_samples_leaf_per_era=3)
             changed["irf"] += (plain is None) != (irf is None) or (
-                plain is not None and plain[:3] != irf[:3])
+                plain is not None and plain[:3] != irf[:3]
+            )
             changed["per_era"] += (plain is None) != (per_era is None) or (
-                plain is not None and plain[:3] != per_era[:3])
+                plain is not None and plain[:3] != per_era[:3]
+            )
     assert changed["irf"] >= 2 and changed["per_era"] >= 2, changed
 
 
 @pytest.mark.parametrize("split_type", SPLIT_TYPES)
 def test_off_values_leave_model_bit_identical(split_type):
     X, y, eras = make_era_data(5, 7, nan=True, p=5)
-    base = HistGradientBoostingRegressor(split_type=split_type, max_iter=15,
-                                         max_leaf_nodes=8, min_samples_leaf=3,
-                                         early_stopping=False, random_state=0)
+    base = HistGradientBoostingRegressor(
+        split_type=split_type,
+        max_iter=15,
+        max_leaf_nodes=8,
+        min_samples_leaf=3,
+        early_stopping=False,
+        random_state=0,
+    )
     off = clone(base).set_params(irf_penalty=0.0, min_samples_leaf_per_era=None)
     a = base.fit(X, y, eras=eras)
     b = off.fit(X, y, eras=eras)
@@ -99,8 +138,14 @@ def test_every_split_keeps_rows_of_every_era_on_both_sides(split_type, m):
     X = rng.randint(0, 8, size=(eras.size, 5)).astype(np.float64)
     y = X[:, 0] + rng.normal(size=5)[eras] * X[:, 1] + rng.normal(size=eras.size)
     est = HistGradientBoostingRegressor(
-        split_type=split_type, min_samples_leaf_per_era=m, min_samples_leaf=1,
-        max_iter=5, max_leaf_nodes=16, early_stopping=False, random_state=0)
+        split_type=split_type,
+        min_samples_leaf_per_era=m,
+        min_samples_leaf=1,
+        max_iter=5,
+        max_leaf_nodes=16,
+        early_stopping=False,
+        random_state=0,
+    )
     est.fit(X, y, eras=eras)
     Xb = est._bin_mapper.transform(X)
     miss = est._bin_mapper.missing_bin_
@@ -108,7 +153,7 @@ def test_every_split_keeps_rows_of_every_era_on_both_sides(split_type, m):
     for (pred,) in est._predictors:
         nodes = pred.nodes
 
-        def visit(i, rows):
+        def visit(i, rows, nodes=nodes):
             nonlocal n_splits
             node = nodes[i]
             if node["is_leaf"]:
@@ -133,8 +178,9 @@ def test_per_era_minimum_without_eras_is_a_pooled_minimum():
     X, y, _ = make_era_data(4, 5, p=5)
     kw = dict(max_iter=5, max_leaf_nodes=12, early_stopping=False, random_state=0)
     with pytest.warns(UserWarning, match="min_samples_leaf_per_era=9.*without eras"):
-        a = HistGradientBoostingRegressor(min_samples_leaf=2,
-                                          min_samples_leaf_per_era=9, **kw).fit(X, y)
+        a = HistGradientBoostingRegressor(
+            min_samples_leaf=2, min_samples_leaf_per_era=9, **kw
+        ).fit(X, y)
     b = HistGradientBoostingRegressor(min_samples_leaf=9, **kw).fit(X, y)
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
 
@@ -161,10 +207,15 @@ def test_penalty_function_matches_numpy():
         cr = -GL[ok] / (HL[ok] + lam) + (GL + GR)[ok] / (HL + HR + lam)[ok]
         expected = np.var(cr)
         assert invariance_penalty(GL, HL, nL, GR, HR, nR, lam) == pytest.approx(
-            expected, rel=1e-12)
+            expected, rel=1e-12
+        )
     # fewer than two eras with rows on the left: no variance
-    assert invariance_penalty([1.0, 0.0], [2.0, 0.0], [2, 0], [1.0, 3.0],
-                              [1.0, 4.0], [1, 4], 0.0) == 0.0
+    assert (
+        invariance_penalty(
+            [1.0, 0.0], [2.0, 0.0], [2, 0], [1.0, 3.0], [1.0, 4.0], [1, 4], 0.0
+        )
+        == 0.0
+    )
 
 
 def test_reference_penalty_is_population_variance_of_value_changes():
@@ -185,11 +236,19 @@ def test_time_robust_settings_beat_plain_booster_on_holdout_auc():
 
     # one deep tree, as the thesis compares a single TRT with a single tree
     X, y, eras, X_test, y_test = make_trt_example(n_per_period=2000, random_state=0)
-    kw = dict(max_iter=1, learning_rate=1.0, max_depth=30, max_leaf_nodes=None,
-              min_samples_leaf=10, early_stopping=False, random_state=0)
+    kw = dict(
+        max_iter=1,
+        learning_rate=1.0,
+        max_depth=30,
+        max_leaf_nodes=None,
+        min_samples_leaf=10,
+        early_stopping=False,
+        random_state=0,
+    )
     plain = HistGradientBoostingRegressor(**kw).fit(X, y, eras=eras)
-    trt = HistGradientBoostingRegressor(split_type="era", boltzmann_alpha=-np.inf,
-                                        min_samples_leaf_per_era=10, **kw)
+    trt = HistGradientBoostingRegressor(
+        split_type="era", boltzmann_alpha=-np.inf, min_samples_leaf_per_era=10, **kw
+    )
     trt.fit(X, y, eras=eras)
     auc_plain = roc_auc_score(y_test, plain.predict(X_test))
     auc_trt = roc_auc_score(y_test, trt.predict(X_test))
@@ -210,8 +269,12 @@ def test_penalty_lowers_environmental_splits_and_test_mse(d):
         for seed in range(2):
             X, y, eras, Xt, yt = make_irf_regression(d=d, random_state=seed)
             est = HistGradientBoostingRegressor(
-                max_iter=100, max_leaf_nodes=15, irf_penalty=pen,
-                early_stopping=False, random_state=seed).fit(X, y, eras=eras)
+                max_iter=100,
+                max_leaf_nodes=15,
+                irf_penalty=pen,
+                early_stopping=False,
+                random_state=seed,
+            ).fit(X, y, eras=eras)
             s.append(split_feature_shares(est)[d:].sum())
             m.append(np.mean((est.predict(Xt) - yt) ** 2))
         share[pen], mse[pen] = np.mean(s), np.mean(m)
@@ -219,13 +282,16 @@ def test_penalty_lowers_environmental_splits_and_test_mse(d):
     assert mse[10.0] < 0.98 * mse[0.0], mse
 
 
-@pytest.mark.parametrize("params,match", [
-    ({"irf_penalty": -1.0}, "irf_penalty"),
-    ({"irf_penalty": np.nan}, "irf_penalty"),
-    ({"min_samples_leaf_per_era": 0}, "min_samples_leaf_per_era"),
-    ({"min_samples_leaf_per_era": -3}, "min_samples_leaf_per_era"),
-    ({"min_samples_leaf_per_era": 2.5}, "min_samples_leaf_per_era"),
-])
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"irf_penalty": -1.0}, "irf_penalty"),
+        ({"irf_penalty": np.nan}, "irf_penalty"),
+        ({"min_samples_leaf_per_era": 0}, "min_samples_leaf_per_era"),
+        ({"min_samples_leaf_per_era": -3}, "min_samples_leaf_per_era"),
+        ({"min_samples_leaf_per_era": 2.5}, "min_samples_leaf_per_era"),
+    ],
+)
 def test_bad_option_values_raise(params, match):
     X, y, eras = make_era_data(0, 3)
     with pytest.raises(ValueError, match=match):

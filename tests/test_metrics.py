@@ -1,5 +1,6 @@
 """Per-era metrics, their summary and the era scorers (incl. metadata routing
 and eraboost's early stopping), against direct NumPy/SciPy computations."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -50,12 +51,15 @@ def _published_numerai_corr(target, pred):
     return np.corrcoef(t, p)[0, 1]
 
 
-@pytest.mark.parametrize("metric,reference", [
-    ("pearson", lambda t, p: stats.pearsonr(t, p)[0]),
-    ("spearman", lambda t, p: stats.spearmanr(t, p)[0]),
-    ("numerai_corr", _published_numerai_corr),
-    ("mse", lambda t, p: np.mean((t - p) ** 2)),
-])
+@pytest.mark.parametrize(
+    "metric,reference",
+    [
+        ("pearson", lambda t, p: stats.pearsonr(t, p)[0]),
+        ("spearman", lambda t, p: stats.spearmanr(t, p)[0]),
+        ("numerai_corr", _published_numerai_corr),
+        ("mse", lambda t, p: np.mean((t - p) ** 2)),
+    ],
+)
 def test_continuous_metrics_match_scipy(hand_data, metric, reference):
     y, pred, eras = hand_data
     labels, scores = era_scores(y, pred, eras, metric, return_eras=True)
@@ -68,12 +72,14 @@ def test_continuous_metrics_match_scipy(hand_data, metric, reference):
 
 def test_numerai_corr_matches_numerai_tools(hand_data):
     y, pred, eras = hand_data
-    target = (np.digitize(y, [-1, -0.3, 0.3, 1]) / 4.0)  # Numerai's 0..1 buckets
+    target = np.digitize(y, [-1, -0.3, 0.3, 1]) / 4.0  # Numerai's 0..1 buckets
     scores = era_scores(target, pred, eras, "numerai_corr")
     for score, rows in zip(scores, _by_era(eras)[1]):
         idx = pd.RangeIndex(rows.size)
-        nt = nt_numerai_corr(pd.DataFrame({"p": pred[rows]}, index=idx),
-                             pd.Series(target[rows], index=idx, name="t"))
+        nt = nt_numerai_corr(
+            pd.DataFrame({"p": pred[rows]}, index=idx),
+            pd.Series(target[rows], index=idx, name="t"),
+        )
         assert score == pytest.approx(float(nt["p"]), rel=1e-12, abs=1e-14)
 
 
@@ -84,12 +90,14 @@ def test_accuracy_and_roc_auc(hand_data):
     _, rows = _by_era(eras)
     acc = era_scores(labels_true, labels_pred, eras, "accuracy")
     np.testing.assert_allclose(
-        acc, [np.mean(labels_true[r] == labels_pred[r]) for r in rows])
+        acc, [np.mean(labels_true[r] == labels_pred[r]) for r in rows]
+    )
     # string classes: the larger label ("yes") is the positive one
     cls = np.where(labels_true == 1, "yes", "no")
     auc = era_scores(cls, pred, eras, "roc_auc")
     np.testing.assert_allclose(
-        auc, [roc_auc_score(labels_true[r], pred[r]) for r in rows], rtol=1e-12)
+        auc, [roc_auc_score(labels_true[r], pred[r]) for r in rows], rtol=1e-12
+    )
     # brute force over all (positive, negative) pairs, ties count 1/2
     for score, r in zip(auc, rows):
         pos, neg = pred[r][labels_true[r] == 1], pred[r][labels_true[r] == 0]
@@ -102,9 +110,14 @@ def test_callable_metric_and_integer_eras():
     pred = y[::-1].copy()
     eras = np.array([3, 3, 3, 1, 1, 1, 1, 2, 2, 2])
     got = era_scores(y, pred, eras, lambda t, p: float(np.sum(t - p)))
-    np.testing.assert_allclose(got, [np.sum(y[3:7] - pred[3:7]),
-                                     np.sum(y[7:] - pred[7:]),
-                                     np.sum(y[:3] - pred[:3])])
+    np.testing.assert_allclose(
+        got,
+        [
+            np.sum(y[3:7] - pred[3:7]),
+            np.sum(y[7:] - pred[7:]),
+            np.sum(y[:3] - pred[:3]),
+        ],
+    )
 
 
 @pytest.mark.parametrize("metric", ["pearson", "spearman", "numerai_corr"])
@@ -159,8 +172,7 @@ def test_max_drawdown_brute_force():
     for _ in range(20):
         s = rng.normal(size=rng.randint(1, 30))
         cum = np.r_[0.0, np.cumsum(s)]
-        brute = max(cum[i] - cum[j] for j in range(cum.size)
-                    for i in range(j + 1))
+        brute = max(cum[i] - cum[j] for j in range(cum.size) for i in range(j + 1))
         assert era_summary(s)["max_drawdown"] == pytest.approx(brute)
 
 
@@ -194,7 +206,7 @@ def _designed_data(r_per_era, n_per_era=40, seed=0):
         z -= z.mean(axis=0)
         q, _ = np.linalg.qr(z)  # orthonormal, still centred
         X.append(q[:, :1])
-        y.append(r * q[:, 0] + np.sqrt(1 - r ** 2) * q[:, 1])
+        y.append(r * q[:, 0] + np.sqrt(1 - r**2) * q[:, 1])
         eras.append(np.full(n_per_era, e))
     return np.vstack(X), np.concatenate(y), np.concatenate(eras)
 
@@ -205,15 +217,18 @@ def test_scorer_direct_call(hand_data):
     est = FirstColumn().fit(X, y)
     per_era = era_scores(y, pred, eras, "pearson")
     assert make_era_scorer("pearson")(est, X, y, eras=eras) == pytest.approx(
-        per_era.mean())
+        per_era.mean()
+    )
     assert make_era_scorer("pearson", "min")(est, X, y, eras=eras) == per_era.min()
     assert make_era_scorer("pearson", "sharpe")(est, X, y, eras=eras) == (
-        pytest.approx(per_era.mean() / per_era.std(ddof=1)))
+        pytest.approx(per_era.mean() / per_era.std(ddof=1))
+    )
     mse = era_scores(y, pred, eras, "mse")
     assert make_era_scorer("mse", "min")(est, X, y, eras=eras) == -mse.max()
     assert make_era_scorer("mse")(est, X, y, eras=eras) == pytest.approx(-mse.mean())
     assert repr(make_era_scorer("spearman", "min")) == (
-        "make_era_scorer('spearman', aggregate='min')")
+        "make_era_scorer('spearman', aggregate='min')"
+    )
 
 
 def test_roc_auc_scorer_uses_decision_function():
@@ -247,13 +262,23 @@ def test_scorer_without_eras_is_a_clear_error():
         scorer(FirstColumn().fit(X, y), X, y)
     # routing off: cross_validate cannot hand the eras to the scorer
     with pytest.raises(ValueError, match="enable_metadata_routing=True"):
-        cross_validate(FirstColumn(), X, y, groups=eras, cv=EraKFold(2),
-                       scoring=scorer, error_score="raise")
+        cross_validate(
+            FirstColumn(),
+            X,
+            y,
+            groups=eras,
+            cv=EraKFold(2),
+            scoring=scorer,
+            error_score="raise",
+        )
     # routing on but no eras given
-    with (sklearn.config_context(enable_metadata_routing=True),
-          pytest.raises(ValueError, match="needs the era of each row")):
-        cross_validate(FirstColumn(), X, y, cv=EraKFold(2), scoring=scorer,
-                       error_score="raise")
+    with (
+        sklearn.config_context(enable_metadata_routing=True),
+        pytest.raises(ValueError, match="needs the era of each row"),
+    ):
+        cross_validate(
+            FirstColumn(), X, y, cv=EraKFold(2), scoring=scorer, error_score="raise"
+        )
 
 
 def test_scorer_requests_eras():
@@ -268,20 +293,30 @@ def test_routed_scorer_gets_each_folds_eras():
     X, y, eras = _designed_data(r)
     np.testing.assert_allclose(era_scores(y, X[:, 0], eras), r, atol=1e-12)
     blocks = np.array_split(np.arange(r.size), 4)
-    scoring = {"mean": make_era_scorer("pearson"),
-               "min": make_era_scorer("pearson", "min"),
-               "sharpe": make_era_scorer("pearson", "sharpe")}
+    scoring = {
+        "mean": make_era_scorer("pearson"),
+        "min": make_era_scorer("pearson", "min"),
+        "sharpe": make_era_scorer("pearson", "sharpe"),
+    }
     with sklearn.config_context(enable_metadata_routing=True):
-        res = cross_validate(FirstColumn(), X, y, cv=EraKFold(4),
-                             scoring=scoring, params={"eras": eras},
-                             error_score="raise")
-    np.testing.assert_allclose(res["test_mean"], [r[b].mean() for b in blocks],
-                               atol=1e-12)
-    np.testing.assert_allclose(res["test_min"], [r[b].min() for b in blocks],
-                               atol=1e-12)
+        res = cross_validate(
+            FirstColumn(),
+            X,
+            y,
+            cv=EraKFold(4),
+            scoring=scoring,
+            params={"eras": eras},
+            error_score="raise",
+        )
     np.testing.assert_allclose(
-        res["test_sharpe"], [r[b].mean() / r[b].std(ddof=1) for b in blocks],
-        rtol=1e-10)
+        res["test_mean"], [r[b].mean() for b in blocks], atol=1e-12
+    )
+    np.testing.assert_allclose(
+        res["test_min"], [r[b].min() for b in blocks], atol=1e-12
+    )
+    np.testing.assert_allclose(
+        res["test_sharpe"], [r[b].mean() / r[b].std(ddof=1) for b in blocks], rtol=1e-10
+    )
 
 
 def test_routed_eras_reach_eraboost_fit_and_scorer():
@@ -289,26 +324,36 @@ def test_routed_eras_reach_eraboost_fit_and_scorer():
     eras = np.repeat(np.arange(12), 40)
     X = rng.normal(size=(eras.size, 3))
     y = X[:, 0] * np.where(eras % 3 == 0, -1.0, 1.0) + rng.normal(size=eras.size)
-    est = HistGradientBoostingRegressor(split_type="era", boltzmann_alpha=-np.inf,
-                                        max_iter=15, random_state=0)
+    est = HistGradientBoostingRegressor(
+        split_type="era", boltzmann_alpha=-np.inf, max_iter=15, random_state=0
+    )
     scorer = make_era_scorer("spearman", "min")
     cv = EraKFold(3)
     with sklearn.config_context(enable_metadata_routing=True):
         routed = est.set_fit_request(eras=True)
-        res = cross_validate(routed, X, y, cv=cv, scoring=scorer,
-                             params={"eras": eras}, error_score="raise")
+        res = cross_validate(
+            routed,
+            X,
+            y,
+            cv=cv,
+            scoring=scorer,
+            params={"eras": eras},
+            error_score="raise",
+        )
     expected = []
     for train, test in cv.split(X, groups=eras):
         fitted = clone(est).fit(X[train], y[train], eras=eras[train])
-        expected.append(era_scores(y[test], fitted.predict(X[test]), eras[test],
-                                   "spearman").min())
+        expected.append(
+            era_scores(y[test], fitted.predict(X[test]), eras[test], "spearman").min()
+        )
     np.testing.assert_array_equal(res["test_score"], expected)
     # without the eras, the era criterion would have grown other trees
     no_eras = []
     for train, test in cv.split(X, groups=eras):
         fitted = clone(est).set_params(split_type="original").fit(X[train], y[train])
-        no_eras.append(era_scores(y[test], fitted.predict(X[test]), eras[test],
-                                  "spearman").min())
+        no_eras.append(
+            era_scores(y[test], fitted.predict(X[test]), eras[test], "spearman").min()
+        )
     assert not np.array_equal(no_eras, expected)
 
 
@@ -316,13 +361,20 @@ def test_grid_search_with_routed_era_scorer():
     X, y, eras = _designed_data(np.linspace(-0.3, 0.9, 9), seed=2)
     with sklearn.config_context(enable_metadata_routing=True):
         est = HistGradientBoostingRegressor(max_iter=5).set_fit_request(eras=True)
-        gs = GridSearchCV(est, {"max_depth": [1, 3]}, cv=EraKFold(3),
-                          scoring=make_era_scorer("pearson", "min"),
-                          error_score="raise").fit(X, y, eras=eras)
+        gs = GridSearchCV(
+            est,
+            {"max_depth": [1, 3]},
+            cv=EraKFold(3),
+            scoring=make_era_scorer("pearson", "min"),
+            error_score="raise",
+        ).fit(X, y, eras=eras)
     for i, params in enumerate(gs.cv_results_["params"]):
         for k, (train, test) in enumerate(EraKFold(3).split(X, groups=eras)):
-            fitted = clone(est).set_params(**params).fit(X[train], y[train],
-                                                         eras=eras[train])
+            fitted = (
+                clone(est)
+                .set_params(**params)
+                .fit(X[train], y[train], eras=eras[train])
+            )
             want = era_scores(y[test], fitted.predict(X[test]), eras[test]).min()
             assert gs.cv_results_[f"split{k}_test_score"][i] == want
 
@@ -355,15 +407,27 @@ def test_early_stopping_with_external_validation_eras():
     val = np.isin(eras, ["e07", "e08", "e09"])
     scorer = make_era_scorer("pearson", "min")
     est = HistGradientBoostingRegressor(
-        early_stopping=True, scoring=scorer, max_iter=30, n_iter_no_change=5,
-        random_state=0)
-    est.fit(X[~val], y[~val], eras=eras[~val], X_val=X[val], y_val=y[val],
-            eras_val=eras[val])
+        early_stopping=True,
+        scoring=scorer,
+        max_iter=30,
+        n_iter_no_change=5,
+        random_state=0,
+    )
+    est.fit(
+        X[~val],
+        y[~val],
+        eras=eras[~val],
+        X_val=X[val],
+        y_val=y[val],
+        eras_val=eras[val],
+    )
     # score 0 before the first tree (constant predictions), then the staged scores
-    want_val = [0.0] + [era_scores(y[val], p, eras[val]).min()
-                        for p in est.staged_predict(X[val])]
-    want_train = [0.0] + [era_scores(y[~val], p, eras[~val]).min()
-                          for p in est.staged_predict(X[~val])]
+    want_val = [0.0] + [
+        era_scores(y[val], p, eras[val]).min() for p in est.staged_predict(X[val])
+    ]
+    want_train = [0.0] + [
+        era_scores(y[~val], p, eras[~val]).min() for p in est.staged_predict(X[~val])
+    ]
     np.testing.assert_allclose(est.validation_score_, want_val, rtol=1e-12)
     np.testing.assert_allclose(est.train_score_, want_train, rtol=1e-12)
 
@@ -372,8 +436,12 @@ def test_early_stopping_holds_out_whole_eras_for_the_scorer():
     X, y, eras = _es_data(1)
     spy = SpyScorer("spearman", "mean")
     est = HistGradientBoostingRegressor(
-        early_stopping=True, scoring=spy, validation_fraction=0.3, max_iter=5,
-        random_state=0).fit(X, y, eras=eras)
+        early_stopping=True,
+        scoring=spy,
+        validation_fraction=0.3,
+        max_iter=5,
+        random_state=0,
+    ).fit(X, y, eras=eras)
     train_eras, val_eras = spy.seen[0], spy.seen[1]
     assert len(spy.seen) == 2 * (est.n_iter_ + 1)  # train and val every time
     assert train_eras.size + val_eras.size == eras.size
@@ -385,13 +453,15 @@ def test_early_stopping_holds_out_whole_eras_for_the_scorer():
     np.testing.assert_allclose(
         est.validation_score_[-1],
         era_scores(y[val], est.predict(X[val]), eras[val], "spearman").mean(),
-        rtol=1e-12)
+        rtol=1e-12,
+    )
 
 
 def test_early_stopping_era_scorer_needs_eras():
     X, y, eras = _es_data()
     est = HistGradientBoostingRegressor(
-        early_stopping=True, scoring=make_era_scorer("pearson"), max_iter=5)
+        early_stopping=True, scoring=make_era_scorer("pearson"), max_iter=5
+    )
     with pytest.raises(ValueError, match="eras of the training rows"):
         est.fit(X, y)
     val = eras == "e09"

@@ -1,4 +1,5 @@
 """Era splitters and worst-fold selection."""
+
 import functools
 
 import numpy as np
@@ -19,8 +20,11 @@ def _eras(n_eras, seed=0, strings=False):
     """Eras of uneven sizes, rows shuffled, labels whose sort order is known."""
     rng = np.random.RandomState(seed)
     sizes = rng.randint(1, 9, size=n_eras)
-    labels = (np.array([f"era{i:03d}" for i in range(n_eras)]) if strings
-              else np.arange(n_eras) * 7 - 20)
+    labels = (
+        np.array([f"era{i:03d}" for i in range(n_eras)])
+        if strings
+        else np.arange(n_eras) * 7 - 20
+    )
     eras = np.repeat(labels, sizes)
     return labels, eras[rng.permutation(eras.size)]
 
@@ -59,8 +63,7 @@ def test_era_kfold_embargo(embargo):
     for train, test in EraKFold(4, embargo=embargo).split(eras, groups=eras):
         tr, te = _era_sets(eras, labels, train, test)
         lo, hi = min(te), max(te)
-        dropped = {e for e in range(lo - embargo, hi + embargo + 1)
-                   if 0 <= e < 12} - te
+        dropped = {e for e in range(lo - embargo, hi + embargo + 1) if 0 <= e < 12} - te
         assert tr == set(range(12)) - te - dropped
         assert len(dropped) == (min(embargo, lo) + min(embargo, 11 - hi))
 
@@ -69,15 +72,16 @@ def test_era_time_series_split_by_hand():
     eras = np.arange(10)
     cv = EraTimeSeriesSplit(n_splits=3, embargo=1, test_eras=2)
     got = [(list(eras[tr]), list(eras[te])) for tr, te in cv.split(eras, groups=eras)]
-    assert got == [([0, 1, 2], [4, 5]),
-                   ([0, 1, 2, 3, 4], [6, 7]),
-                   ([0, 1, 2, 3, 4, 5, 6], [8, 9])]
-    cv = EraTimeSeriesSplit(n_splits=3, embargo=1, test_eras=2, train_after=True,
-                            max_train_eras=2)
+    assert got == [
+        ([0, 1, 2], [4, 5]),
+        ([0, 1, 2, 3, 4], [6, 7]),
+        ([0, 1, 2, 3, 4, 5, 6], [8, 9]),
+    ]
+    cv = EraTimeSeriesSplit(
+        n_splits=3, embargo=1, test_eras=2, train_after=True, max_train_eras=2
+    )
     got = [(list(eras[tr]), list(eras[te])) for tr, te in cv.split(eras, groups=eras)]
-    assert got == [([1, 2, 7, 8, 9], [4, 5]),
-                   ([3, 4, 9], [6, 7]),
-                   ([5, 6], [8, 9])]
+    assert got == [([1, 2, 7, 8, 9], [4, 5]), ([3, 4, 9], [6, 7]), ([5, 6], [8, 9])]
     # default test size: n_eras // (n_splits + 1)
     got = [list(eras[te]) for _, te in EraTimeSeriesSplit(4).split(eras, groups=eras)]
     assert got == [[2, 3], [4, 5], [6, 7], [8, 9]]
@@ -87,8 +91,9 @@ def test_era_time_series_split_by_hand():
 @pytest.mark.parametrize("train_after", [False, True])
 def test_era_time_series_split_embargo(embargo, train_after):
     labels, eras = _eras(20, seed=2, strings=True)
-    cv = EraTimeSeriesSplit(n_splits=4, embargo=embargo, test_eras=3,
-                            train_after=train_after)
+    cv = EraTimeSeriesSplit(
+        n_splits=4, embargo=embargo, test_eras=3, train_after=train_after
+    )
     splits = list(cv.split(eras, groups=eras))
     assert len(splits) == 4
     for i, (train, test) in enumerate(splits):
@@ -101,8 +106,11 @@ def test_era_time_series_split_embargo(embargo, train_after):
         # exactly the promised eras are embargoed
         left_out = set(range(20)) - tr - te
         expected = set(range(max(min(te) - embargo, 0), min(te)))
-        expected |= (set(range(max(te) + 1, min(max(te) + 1 + embargo, 20)))
-                     if train_after else set(range(max(te) + 1, 20)))
+        expected |= (
+            set(range(max(te) + 1, min(max(te) + 1 + embargo, 20)))
+            if train_after
+            else set(range(max(te) + 1, 20))
+        )
         assert left_out == expected
 
 
@@ -138,13 +146,24 @@ def test_splitters_read_eras_when_routing():
     y = X[:, 0] + rng.normal(size=120)
     est = HistGradientBoostingRegressor(max_iter=3)
     with sklearn.config_context(enable_metadata_routing=True):
-        res = cross_validate(est.set_fit_request(eras=True), X, y,
-                             cv=EraKFold(3), params={"eras": eras},
-                             return_indices=True)
+        res = cross_validate(
+            est.set_fit_request(eras=True),
+            X,
+            y,
+            cv=EraKFold(3),
+            params={"eras": eras},
+            return_indices=True,
+        )
         # groups instead, once the splitter is told to read them
         cv = EraKFold(3).set_split_request(groups=True)
-        res2 = cross_validate(est.set_fit_request(eras=False), X, y, cv=cv,
-                              params={"groups": eras}, return_indices=True)
+        res2 = cross_validate(
+            est.set_fit_request(eras=False),
+            X,
+            y,
+            cv=cv,
+            params={"groups": eras},
+            return_indices=True,
+        )
     for r in (res, res2):
         for k, test in enumerate(r["indices"]["test"]):
             np.testing.assert_array_equal(np.unique(eras[test]), [2 * k, 2 * k + 1])
@@ -155,18 +174,22 @@ def test_splitters_read_eras_when_routing():
 
 def _cv_results(split_scores, name="score"):
     split_scores = np.asarray(split_scores, dtype=float)
-    res = {f"split{k}_test_{name}": split_scores[:, k]
-           for k in range(split_scores.shape[1])}
+    res = {
+        f"split{k}_test_{name}": split_scores[:, k]
+        for k in range(split_scores.shape[1])
+    }
     res[f"mean_test_{name}"] = split_scores.mean(axis=1)
     res["params"] = [{"i": i} for i in range(len(split_scores))]
     return res
 
 
 def test_worst_fold_refit_by_hand():
-    scores = [[0.9, 0.8, -0.5],   # best mean (0.4), worst fold -0.5
-              [0.3, 0.2, 0.1],    # worst fold 0.1, mean 0.2
-              [0.1, 0.5, 0.1],    # worst fold 0.1 too, larger mean 0.233
-              [1.0, np.nan, 1.0]]  # a failed fit never wins
+    scores = [
+        [0.9, 0.8, -0.5],  # best mean (0.4), worst fold -0.5
+        [0.3, 0.2, 0.1],  # worst fold 0.1, mean 0.2
+        [0.1, 0.5, 0.1],  # worst fold 0.1 too, larger mean 0.233
+        [1.0, np.nan, 1.0],
+    ]  # a failed fit never wins
     res = _cv_results(scores)
     np.testing.assert_allclose(worst_fold_scores(res), [-0.5, 0.1, 0.1, -np.inf])
     assert worst_fold_refit(res) == 2
@@ -210,34 +233,48 @@ def _spurious_task(seed):
 def _uses_feature(est, j):
     return any(
         j in tree.nodes["feature"][~tree.nodes["is_leaf"].astype(bool)]
-        for stage in est._predictors for tree in stage)
+        for stage in est._predictors
+        for tree in stage
+    )
 
 
-@pytest.mark.parametrize("cv", [EraKFold(9), EraTimeSeriesSplit(8, test_eras=4)],
-                         ids=["EraKFold", "EraTimeSeriesSplit"])
+@pytest.mark.parametrize(
+    "cv",
+    [EraKFold(9), EraTimeSeriesSplit(8, test_eras=4)],
+    ids=["EraKFold", "EraTimeSeriesSplit"],
+)
 def test_worst_fold_refit_picks_the_invariant_model(cv):
     X, y, eras = _spurious_task(seed=0)
     grid = {"split_type": ["original", "era"]}
-    est = HistGradientBoostingRegressor(max_iter=20, early_stopping=False,
-                                        random_state=0)
+    est = HistGradientBoostingRegressor(
+        max_iter=20, early_stopping=False, random_state=0
+    )
     kw = {"cv": cv, "scoring": "neg_mean_squared_error"}
     by_mean = GridSearchCV(est, grid, **kw).fit(X, y, groups=eras, eras=eras)
     by_worst = GridSearchCV(est, grid, refit=worst_fold_refit, **kw).fit(
-        X, y, groups=eras, eras=eras)
+        X, y, groups=eras, eras=eras
+    )
     assert by_mean.best_params_ == {"split_type": "original"}
     assert by_worst.best_params_ == {"split_type": "era"}
 
     # why: the pooled model wins on average but fails on the reversed group
     res = by_worst.cv_results_
-    split = np.column_stack([res[f"split{k}_test_score"]
-                             for k in range(cv.get_n_splits())])
+    split = np.column_stack(
+        [res[f"split{k}_test_score"] for k in range(cv.get_n_splits())]
+    )
     orig, era = split[0], split[1]
     assert orig.mean() > era.mean() + 1.0
     assert np.argmin(orig) == cv.get_n_splits() - 1  # the reversed era group
     assert orig.min() < -12 and era.min() > -6
-    np.testing.assert_array_equal(split, np.column_stack(
-        [by_mean.cv_results_[f"split{k}_test_score"]
-         for k in range(cv.get_n_splits())]))
+    np.testing.assert_array_equal(
+        split,
+        np.column_stack(
+            [
+                by_mean.cv_results_[f"split{k}_test_score"]
+                for k in range(cv.get_n_splits())
+            ]
+        ),
+    )
     # and the helper is the brute-force max-min over the candidates
     assert by_worst.best_index_ == int(np.argmax(split.min(axis=1)))
     # the refitted models: the era one never splits on the spurious feature

@@ -1,5 +1,6 @@
 """Same trees as scikit-learn when no eras are given (and with eras under
 split_type='original')."""
+
 import numpy as np
 import pytest
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
@@ -30,8 +31,9 @@ def make_data(kind, loss, seed=0, n=600, p=6, nan=False):
 
 def assert_parity(ours, theirs, X, y):
     scale = np.std(y)
-    np.testing.assert_allclose(ours.predict(X) / scale, theirs.predict(X) / scale,
-                               rtol=0, atol=1e-6)
+    np.testing.assert_allclose(
+        ours.predict(X) / scale, theirs.predict(X) / scale, rtol=0, atol=1e-6
+    )
     assert ours.n_iter_ == theirs.n_iter_
 
 
@@ -107,8 +109,14 @@ def test_parity_large_binning_subsample():
 def test_parity_early_stopping_no_eras():
     X, y = make_data("float", "squared_error", seed=11, n=3000)
     for scoring in ["loss", "neg_mean_squared_error", None]:
-        p = dict(max_iter=200, early_stopping=True, random_state=0,
-                 n_iter_no_change=3, scoring=scoring, validation_fraction=0.2)
+        p = dict(
+            max_iter=200,
+            early_stopping=True,
+            random_state=0,
+            n_iter_no_change=3,
+            scoring=scoring,
+            validation_fraction=0.2,
+        )
         ours = HistGradientBoostingRegressor(**p).fit(X, y)
         theirs = SkHGBR(**p).fit(X, y)
         assert_parity(ours, theirs, X, y)
@@ -120,7 +128,9 @@ def test_pandas_input():
     X, y = make_data("float", "squared_error", seed=2)
     df = pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])])
     p = dict(max_iter=10, early_stopping=False)
-    ours = HistGradientBoostingRegressor(**p).fit(df, y, eras=pd.Series(np.arange(len(y)) % 4))
+    ours = HistGradientBoostingRegressor(**p).fit(
+        df, y, eras=pd.Series(np.arange(len(y)) % 4)
+    )
     theirs = SkHGBR(**p).fit(df, y)
     assert list(ours.feature_names_in_) == list(df.columns)
     np.testing.assert_allclose(ours.predict(df), theirs.predict(df), atol=1e-9)

@@ -8,7 +8,6 @@ import pytest
 
 from eraboost.robust import RobustTreeClassifier, calibrate_costs_budget
 
-
 # ---------------------------------------------------------------------------
 # Brute force: every full tree of a given depth against its exact worst shift
 # ---------------------------------------------------------------------------
@@ -20,8 +19,9 @@ def _grid(X):
     Thresholds lie inside [min, max) of each feature, so any shift leaving
     the box is dominated by one that stops on its border.
     """
-    ranges = [range(int(X[:, f].min()), int(X[:, f].max()) + 1)
-              for f in range(X.shape[1])]
+    ranges = [
+        range(int(X[:, f].min()), int(X[:, f].max()) + 1) for f in range(X.shape[1])
+    ]
     return np.array(list(itertools.product(*ranges)), dtype=float)
 
 
@@ -47,7 +47,7 @@ def _leaf_of(P, depth, splits):
         f = np.array([splits[k - 1][0] for k in node])
         t = np.array([splits[k - 1][1] for k in node])
         node = 2 * node + (P[np.arange(len(P)), f] > t)
-    return node - 2 ** depth
+    return node - 2**depth
 
 
 def _worst_count_from_psi(psi, correct, budget):
@@ -67,15 +67,16 @@ def brute_force(X, y, depth, budget, costs, shift):
     n, p = X.shape
     G = _grid(X)
     C = _shift_costs(X, G, costs, shift)  # (n, G)
-    splits = [(f, t) for f in range(p)
-              for t in range(int(X[:, f].min()), int(X[:, f].max()))]
+    splits = [
+        (f, t) for f in range(p) for t in range(int(X[:, f].min()), int(X[:, f].max()))
+    ]
     classes = np.unique(y)
-    n_leaves = 2 ** depth
+    n_leaves = 2**depth
     labelings = np.array(list(itertools.product(range(len(classes)), repeat=n_leaves)))
     y_idx = np.searchsorted(classes, y)
     best = -1
-    own = np.array([np.flatnonzero(np.all(G == x, axis=1))[0] for x in X])
-    for structure in itertools.product(splits, repeat=2 ** depth - 1):
+    own = np.array([np.flatnonzero(np.all(x == G, axis=1))[0] for x in X])
+    for structure in itertools.product(splits, repeat=2**depth - 1):
         gl = _leaf_of(G, depth, structure)  # leaf of each grid point
         # cheapest cost for each sample to land in each leaf
         reach = np.full((n, n_leaves), np.inf)
@@ -140,15 +141,17 @@ def _fit_and_brute_force(seed, depth, budget, costs, shift):
     costs_full = np.broadcast_to(np.asarray(costs, dtype=float), (n, p))
     shift_list = [shift] * p if isinstance(shift, str) else shift
     best, evaluate = brute_force(X, y, depth, budget, costs_full, shift_list)
-    clf = RobustTreeClassifier(max_depth=depth, budget=budget, costs=costs,
-                               shift=shift, time_limit=60).fit(X, y)
+    clf = RobustTreeClassifier(
+        max_depth=depth, budget=budget, costs=costs, shift=shift, time_limit=60
+    ).fit(X, y)
     return X, y, n, clf, best, evaluate
 
 
 @pytest.mark.parametrize("seed, depth, budget, costs, shift", CASES)
 def test_matches_brute_force(seed, depth, budget, costs, shift):
-    X, y, n, clf, best, evaluate = _fit_and_brute_force(seed, depth, budget,
-                                                        costs, shift)
+    X, y, n, clf, best, evaluate = _fit_and_brute_force(
+        seed, depth, budget, costs, shift
+    )
     assert clf.solver_status_ == "optimal"
     assert clf.gap_ == 0.0
     assert round(clf.worst_case_accuracy_ * n) == best
@@ -162,14 +165,16 @@ def test_matches_brute_force(seed, depth, budget, costs, shift):
 
 
 @pytest.mark.parametrize("seed, depth, budget, costs, shift", [CASES[3], CASES[5]])
-def test_flow_formulation_matches_brute_force(monkeypatch, seed, depth, budget,
-                                              costs, shift):
+def test_flow_formulation_matches_brute_force(
+    monkeypatch, seed, depth, budget, costs, shift
+):
     # force the fallback main problem used for deep trees
     import eraboost.robust as robust
 
     monkeypatch.setattr(robust, "_MAX_EXTENDED_VARS", 0)
-    X, y, n, clf, best, evaluate = _fit_and_brute_force(seed, depth, budget,
-                                                        costs, shift)
+    _X, _y, n, clf, best, evaluate = _fit_and_brute_force(
+        seed, depth, budget, costs, shift
+    )
     assert clf.formulation_ == "flow"
     assert clf.solver_status_ == "optimal"
     assert round(clf.worst_case_accuracy_ * n) == best
@@ -220,8 +225,9 @@ def test_categorical_group_matches_brute_force():
     X = np.column_stack([x0, np.eye(3, dtype=int)[cat]])
     costs = np.array([1.0, 0.6, 0.9, 1.2])
     budget = 3.0
-    clf = RobustTreeClassifier(max_depth=2, budget=budget, costs=costs,
-                               categorical_groups=[[1, 2, 3]]).fit(X, y)
+    clf = RobustTreeClassifier(
+        max_depth=2, budget=budget, costs=costs, categorical_groups=[[1, 2, 3]]
+    ).fit(X, y)
     # brute force: shift x0 by an integer, or move the category (cost old + new)
     G = [(v, k) for v in range(4) for k in range(3)]
 
@@ -271,7 +277,8 @@ def test_calibration_binary_and_bounded():
     # binary feature with bounds 0 and 1: gamma = log(rho / (1 - rho)) (eq. 26)
     X = np.array([[0, 2, 0], [1, 4, 0], [1, 0, 5]])
     costs, budget = calibrate_costs_budget(
-        [0.8, 0.6, 0.7], 0.5, X=X, lower=[0, 0, 0], upper=[1, 4, np.inf])
+        [0.8, 0.6, 0.7], 0.5, X=X, lower=[0, 0, 0], upper=[1, 4, np.inf]
+    )
     assert budget == pytest.approx(3 * math.log(2.0))
     assert costs.shape == (3, 3)
     np.testing.assert_allclose(costs[:, 0], math.log(4.0))
@@ -290,14 +297,15 @@ def test_calibration_binary_and_bounded():
     assert costs[0, 2] == pytest.approx(math.log(1 / 0.3))
     r = costs[2, 2]
     r = math.exp(-r)
-    assert 0.7 * r ** 6 - 1.7 * r + 0.3 == pytest.approx(0.0, abs=1e-10)
+    assert 0.7 * r**6 - 1.7 * r + 0.3 == pytest.approx(0.0, abs=1e-10)
     assert 0 < r < 1
 
 
 def test_calibration_categorical():
     # 0.5 * log(rho (|F_c| - 1) / (1 - rho)) on each column of the group
     costs, budget = calibrate_costs_budget(
-        [0.9, 0.7, 0.7, 0.7], 0.95, n_samples=10, categorical_groups=[[1, 2, 3]])
+        [0.9, 0.7, 0.7, 0.7], 0.95, n_samples=10, categorical_groups=[[1, 2, 3]]
+    )
     assert costs[0] == pytest.approx(math.log(10.0))
     np.testing.assert_allclose(costs[1:], 0.5 * math.log(0.7 * 2 / 0.3))
     assert budget == pytest.approx(-10 * math.log(0.95))
@@ -348,18 +356,22 @@ def _dataset_survey(rng, n):
     return np.column_stack([x0, x1, x2, x3]), z, np.array([0.5, 0.95, 0.9, 0.8])
 
 
-@pytest.mark.parametrize("make, depth, seed", [
-    (_dataset_fragile_stump, 1, 0),
-    (_dataset_survey, 2, 1),
-])
+@pytest.mark.parametrize(
+    "make, depth, seed",
+    [
+        (_dataset_fragile_stump, 1, 0),
+        (_dataset_survey, 2, 1),
+    ],
+)
 def test_robust_tree_loses_less_under_shift(make, depth, seed):
     rng = np.random.default_rng(seed)
     X_train, y_train, rho = make(rng, 120)
     X_test, y_test, _ = make(rng, 400)
     costs, budget = calibrate_costs_budget(rho, 0.8, X=X_train)
     nominal = RobustTreeClassifier(max_depth=depth, budget=0.0).fit(X_train, y_train)
-    robust = RobustTreeClassifier(max_depth=depth, budget=budget,
-                                  costs=costs).fit(X_train, y_train)
+    robust = RobustTreeClassifier(max_depth=depth, budget=budget, costs=costs).fit(
+        X_train, y_train
+    )
     assert nominal.solver_status_ == robust.solver_status_ == "optimal"
     acc_nom, acc_rob = [], []
     for Xs in _shifted_sets(X_test, rho, 300, np.random.default_rng(seed + 10)):
@@ -375,7 +387,8 @@ def test_robust_tree_loses_less_under_shift(make, depth, seed):
     assert drop_rob_worst < drop_nom_worst
     # the training-set guarantee is consistent
     assert robust.worst_case_accuracy_ > nominal.worst_case_score(
-        X_train, y_train, budget=budget, costs=costs)
+        X_train, y_train, budget=budget, costs=costs
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -402,18 +415,21 @@ def test_predict_proba_export_text_and_labels():
     assert 0.0 <= clf.score(X, labels) <= 1.0
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"max_depth": 0}, "max_depth"),
-    ({"max_depth": 5}, "max_depth"),
-    ({"max_depth": 2.5}, "max_depth"),
-    ({"budget": -1.0}, "budget"),
-    ({"costs": [1.0, 2.0]}, "costs has shape"),
-    ({"costs": np.ones((5, 3))}, "costs has shape"),
-    ({"costs": -1.0}, "non-negative"),
-    ({"shift": "sideways"}, "shift"),
-    ({"shift": ["both", "both"]}, "shift"),
-    ({"categorical_groups": [[0, 1]]}, "one-hot"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"max_depth": 0}, "max_depth"),
+        ({"max_depth": 5}, "max_depth"),
+        ({"max_depth": 2.5}, "max_depth"),
+        ({"budget": -1.0}, "budget"),
+        ({"costs": [1.0, 2.0]}, "costs has shape"),
+        ({"costs": np.ones((5, 3))}, "costs has shape"),
+        ({"costs": -1.0}, "non-negative"),
+        ({"shift": "sideways"}, "shift"),
+        ({"shift": ["both", "both"]}, "shift"),
+        ({"categorical_groups": [[0, 1]]}, "one-hot"),
+    ],
+)
 def test_bad_parameters(kwargs, match):
     X, y = _tiny_instance(0, n=10)
     with pytest.raises(ValueError, match=match):

@@ -22,6 +22,7 @@ and stay selected; so do all the tests of categorical features.
 
 Cost: about 15-45 s on two cores (the upstream tests fit some 200 models).
 """
+
 import ast
 import importlib
 import json
@@ -33,40 +34,51 @@ import xml.etree.ElementTree as ET
 
 import sklearn
 
-UPSTREAM_DIR = (pathlib.Path(sklearn.__file__).parent
-                / "ensemble" / "_hist_gradient_boosting" / "tests")
-UPSTREAM_FILES = ("test_gradient_boosting.py", "test_warm_start.py",
-                  "test_monotonic_constraints.py")
+UPSTREAM_DIR = (
+    pathlib.Path(sklearn.__file__).parent
+    / "ensemble"
+    / "_hist_gradient_boosting"
+    / "tests"
+)
+UPSTREAM_FILES = (
+    "test_gradient_boosting.py",
+    "test_warm_start.py",
+    "test_monotonic_constraints.py",
+)
 ESTIMATORS = {"HistGradientBoostingClassifier", "HistGradientBoostingRegressor"}
 HGB_MODULE_IMPORT = (
-    "import sklearn.ensemble._hist_gradient_boosting.gradient_boosting as "
-    "hgb_module")
+    "import sklearn.ensemble._hist_gradient_boosting.gradient_boosting as hgb_module"
+)
 
 # The one place that names deselected tests ("file::function", every
 # parametrization), with the reason.
 DESELECTED_INTERNALS = {
-    "test_gradient_boosting.py::test_sum_hessians_are_sample_weight":
+    "test_gradient_boosting.py::test_sum_hessians_are_sample_weight": (
         "grows scikit-learn's TreeGrower on scikit-learn's _BinMapper output; "
-        "no estimator is involved",
-    "test_gradient_boosting.py::test_different_bitness_pickle":
+        "no estimator is involved"
+    ),
+    "test_gradient_boosting.py::test_different_bitness_pickle": (
         "rewrites the node dtype of scikit-learn's TreePredictor through a "
         "copyreg dispatch table; eraboost's predictor is another class, so "
-        "the test would pass without testing anything",
-    "test_gradient_boosting.py::test_different_bitness_joblib_pickle":
-        "same as test_different_bitness_pickle, through joblib's "
-        "NumpyPickler",
-    "test_monotonic_constraints.py::test_nodes_values":
+        "the test would pass without testing anything"
+    ),
+    "test_gradient_boosting.py::test_different_bitness_joblib_pickle": (
+        "same as test_different_bitness_pickle, through joblib's NumpyPickler"
+    ),
+    "test_monotonic_constraints.py::test_nodes_values": (
         "grows scikit-learn's TreeGrower with MonotonicConstraint directly; "
-        "no estimator is involved",
-    "test_monotonic_constraints.py::test_bounded_value_min_gain_to_split":
+        "no estimator is involved"
+    ),
+    "test_monotonic_constraints.py::test_bounded_value_min_gain_to_split": (
         "calls scikit-learn's Splitter, HistogramBuilder and "
-        "compute_node_value directly; no estimator is involved",
+        "compute_node_value directly; no estimator is involved"
+    ),
 }
 
 # conftest.py of the generated directory: the global_random_seed fixture
 # (scikit-learn's default seed, 42), exact-name deselection, and a check that
 # the collected modules really use eraboost's estimators.
-CONFTEST = '''
+CONFTEST = """
 import json
 import pathlib
 
@@ -100,7 +112,7 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError(f"deselected tests not found: {sorted(missing)}")
     items[:] = keep
     config.hook.pytest_deselected(items=dropped)
-'''
+"""
 
 
 def rewrite_imports(source):
@@ -109,8 +121,7 @@ def rewrite_imports(source):
     lines = source.splitlines(keepends=True)
     edits = []
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.ImportFrom)
-                and node.module == "sklearn.ensemble"):
+        if not (isinstance(node, ast.ImportFrom) and node.module == "sklearn.ensemble"):
             continue
         ours = [a for a in node.names if a.name in ESTIMATORS]
         if not ours:
@@ -119,18 +130,20 @@ def rewrite_imports(source):
         indent = " " * node.col_offset
 
         def names(aliases):
-            return ", ".join(a.name + (f" as {a.asname}" if a.asname else "")
-                             for a in aliases)
+            return ", ".join(
+                a.name + (f" as {a.asname}" if a.asname else "") for a in aliases
+            )
 
         new = f"{indent}from eraboost import {names(ours)}\n"
         if rest:
             new += f"{indent}from sklearn.ensemble import {names(rest)}\n"
         edits.append((node.lineno, node.end_lineno, new))
     for start, end, new in sorted(edits, reverse=True):
-        lines[start - 1:end] = [new]
+        lines[start - 1 : end] = [new]
     out = "".join(lines)
-    return out.replace(HGB_MODULE_IMPORT,
-                       "import eraboost.gradient_boosting as hgb_module")
+    return out.replace(
+        HGB_MODULE_IMPORT, "import eraboost.gradient_boosting as hgb_module"
+    )
 
 
 def write_upstream_tests(directory):
@@ -147,10 +160,12 @@ def write_upstream_tests(directory):
 
 
 def test_rewrite_imports_targets_eraboost(tmp_path, monkeypatch):
-    src = ("from sklearn.ensemble import (\n    HistGradientBoostingClassifier,\n"
-           "    RandomForestClassifier,\n)\n"
-           "def f():\n    from sklearn.ensemble import HistGradientBoostingRegressor"
-           " as R\n    return R\n")
+    src = (
+        "from sklearn.ensemble import (\n    HistGradientBoostingClassifier,\n"
+        "    RandomForestClassifier,\n)\n"
+        "def f():\n    from sklearn.ensemble import HistGradientBoostingRegressor"
+        " as R\n    return R\n"
+    )
     (tmp_path / "rewritten_example.py").write_text(rewrite_imports(src))
     monkeypatch.syspath_prepend(str(tmp_path))
     mod = importlib.import_module("rewritten_example")
@@ -165,8 +180,9 @@ def test_upstream_files_exist_and_name_the_deselected_tests():
     for key in DESELECTED_INTERNALS:
         file, func = key.split("::")
         tree = ast.parse((UPSTREAM_DIR / file).read_text())
-        assert func in {n.name for n in tree.body
-                        if isinstance(n, ast.FunctionDef)}, key
+        assert func in {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}, (
+            key
+        )
 
 
 def test_sklearn_upstream_hgb_tests_pass_on_eraboost(tmp_path):
@@ -175,15 +191,29 @@ def test_sklearn_upstream_hgb_tests_pass_on_eraboost(tmp_path):
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
     env.pop("PYTEST_ADDOPTS", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-         "-rfEs", f"--junitxml={report}", *UPSTREAM_FILES],
-        check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-rfEs",
+            f"--junitxml={report}",
+            *UPSTREAM_FILES,
+        ],
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     tail = proc.stdout[-6000:] + proc.stderr[-2000:]
     assert report.is_file(), tail
     suite = ET.parse(report).getroot()
     suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
-    counts = {k: int(suite.get(k)) for k in ("tests", "failures", "errors",
-                                              "skipped")}
+    counts = {k: int(suite.get(k)) for k in ("tests", "failures", "errors", "skipped")}
     assert proc.returncode == 0, tail
     assert counts["failures"] == counts["errors"] == 0, tail
     assert counts["skipped"] == 0, tail

@@ -2,6 +2,7 @@
 
 Run from ``asv_benchmarks/``: ``OMP_WAIT_POLICY=passive asv run --quick``.
 """
+
 import numpy as np
 
 from eraboost import HistGradientBoostingRegressor
@@ -25,8 +26,8 @@ class Fit:
         if n_eras == 1:
             self.eras = None
         self.est = HistGradientBoostingRegressor(
-            split_type=split_type, max_iter=TREES, early_stopping=False,
-            random_state=0)
+            split_type=split_type, max_iter=TREES, early_stopping=False, random_state=0
+        )
 
     def time_fit(self, split_type, n_eras):
         self.est.fit(self.X, self.y, eras=self.eras)
@@ -44,9 +45,9 @@ class FitFloat:
         rng = np.random.default_rng(0)
         self.X = rng.standard_normal((N, P))
         self.y = self.X[:, 0] + np.sin(self.X[:, 1]) + rng.standard_normal(N)
-        self.est = HistGradientBoostingRegressor(max_iter=TREES,
-                                                 early_stopping=False,
-                                                 random_state=0)
+        self.est = HistGradientBoostingRegressor(
+            max_iter=TREES, early_stopping=False, random_state=0
+        )
 
     def time_fit(self):
         self.est.fit(self.X, self.y)
@@ -64,8 +65,8 @@ class Predict:
     def setup(self, dtype):
         X, y, eras = int8_era_data(N, P, 64)
         self.est = HistGradientBoostingRegressor(
-            split_type="era", max_iter=TREES, early_stopping=False,
-            random_state=0).fit(X, y, eras=eras)
+            split_type="era", max_iter=TREES, early_stopping=False, random_state=0
+        ).fit(X, y, eras=eras)
         self.X = X if dtype == "int8" else X.astype(np.float64)
 
     def time_predict(self, dtype):

@@ -3,6 +3,7 @@ Robust Forest setting) and deep trees on few rows (the IRF setting).
 
 Run from ``asv_benchmarks/``: ``OMP_WAIT_POLICY=passive asv run --quick``.
 """
+
 import numpy as np
 
 from eraboost import InvariantForestClassifier, InvariantForestRegressor
@@ -17,12 +18,19 @@ class ForestFit:
     timeout = 300
 
     def setup(self, settings):
-        self.X, self.y, self.eras, _, _ = make_trt_example(n_per_period=10_000,
-                                                           random_state=0)
-        kw = {} if settings == "plain" else dict(
-            split_type="era", boltzmann_alpha=-np.inf, min_samples_leaf_per_era=10)
-        self.est = InvariantForestClassifier(n_estimators=10, max_depth=5,
-                                             random_state=0, **kw)
+        self.X, self.y, self.eras, _, _ = make_trt_example(
+            n_per_period=10_000, random_state=0
+        )
+        kw = (
+            {}
+            if settings == "plain"
+            else dict(
+                split_type="era", boltzmann_alpha=-np.inf, min_samples_leaf_per_era=10
+            )
+        )
+        self.est = InvariantForestClassifier(
+            n_estimators=10, max_depth=5, random_state=0, **kw
+        )
 
     def time_fit(self, settings):
         self.est.fit(self.X, self.y, eras=self.eras)
@@ -37,9 +45,9 @@ class DeepForestFit:
 
     def setup(self, irf_penalty):
         self.X, self.y, self.eras, _, _ = make_irf_regression(d=5, random_state=0)
-        self.est = InvariantForestRegressor(n_estimators=20, max_depth=20,
-                                            irf_penalty=irf_penalty,
-                                            random_state=0)
+        self.est = InvariantForestRegressor(
+            n_estimators=20, max_depth=20, irf_penalty=irf_penalty, random_state=0
+        )
 
     def time_fit(self, irf_penalty):
         self.est.fit(self.X, self.y, eras=self.eras)

@@ -1,5 +1,6 @@
 """Synthetic data shared by the asv suites (deterministic, generated in
 memory, nothing downloaded)."""
+
 import numpy as np
 
 
@@ -10,6 +11,10 @@ def int8_era_data(n, p, n_eras, seed=0):
     X = rng.integers(0, 5, size=(n, p), dtype=np.int8)
     eras = (np.arange(n) * n_eras // n).astype(np.int32)
     coef = np.random.default_rng(seed + 1).normal(size=n_eras)
-    y = (0.5 * X[:, 0] - 0.25 * X[:, 1] * X[:, 2]
-         + coef[eras] * (X[:, 3] - 2.0) + rng.standard_normal(n))
+    y = (
+        0.5 * X[:, 0]
+        - 0.25 * X[:, 1] * X[:, 2]
+        + coef[eras] * (X[:, 3] - 2.0)
+        + rng.standard_normal(n)
+    )
     return X, y, eras

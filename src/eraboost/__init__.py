@@ -4,6 +4,7 @@ Drop-in replacements for scikit-learn's histogram gradient boosting
 estimators that learn from data split into eras (environments) and prefer
 relationships holding in every era.
 """
+
 from .classifier import HistGradientBoostingClassifier
 from .forest import InvariantForestClassifier, InvariantForestRegressor
 from .gradient_boosting import HistGradientBoostingRegressor

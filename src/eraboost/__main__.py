@@ -1,4 +1,5 @@
 """Entry point of ``eraboost`` and ``python -m eraboost`` (see ``cli.py``)."""
+
 import sys
 
 from .cli import main

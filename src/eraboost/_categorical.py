@@ -9,6 +9,7 @@ columns, as scikit-learn does, so that the engine sees the same matrix and
 grows the same trees. Constraints given per user column are remapped to
 that internal order.
 """
+
 from functools import partial
 
 import numpy as np
@@ -37,10 +38,11 @@ def make_encoder(is_categorical):
         dtype=np.float64,
     )
     numeric = FunctionTransformer(
-        partial(check_array, dtype=[np.float64], ensure_all_finite=False))
+        partial(check_array, dtype=[np.float64], ensure_all_finite=False)
+    )
     preprocessor = ColumnTransformer(
-        [("encoder", encoder, is_categorical),
-         ("numerical", numeric, ~is_categorical)])
+        [("encoder", encoder, is_categorical), ("numerical", numeric, ~is_categorical)]
+    )
     preprocessor.set_output(transform="default")
     return preprocessor
 
@@ -59,10 +61,9 @@ def category_counts(preprocessor, is_categorical, max_bins):
     for column, categories in zip(columns, encoder.categories_):
         k = len(categories)
         if k and is_scalar_nan(categories[-1]):
-            k -= 1   # NaN is the missing-value bin, not a category
+            k -= 1  # NaN is the missing-value bin, not a category
         if k > max_bins:
-            name = (f"at index {column}" if names is None
-                    else repr(names[column]))
+            name = f"at index {column}" if names is None else repr(names[column])
             raise ValueError(
                 f"Categorical feature {name} is expected to have a "
                 f"cardinality <= {max_bins} but actually has a cardinality "
@@ -75,8 +76,9 @@ def category_counts(preprocessor, is_categorical, max_bins):
 
 def internal_order(is_categorical):
     """User column index of each internal column (categorical ones first)."""
-    return np.concatenate([np.flatnonzero(is_categorical),
-                           np.flatnonzero(~is_categorical)])
+    return np.concatenate(
+        [np.flatnonzero(is_categorical), np.flatnonzero(~is_categorical)]
+    )
 
 
 def remap_monotonic_cst(cst, is_categorical):

@@ -1,4 +1,5 @@
 """NumPy dtypes matching the C structs of ``_common.pxd``."""
+
 import numpy as np
 
 G_DTYPE = np.float32

@@ -20,9 +20,12 @@ def era_split_score(GL, HL, nL, GR, HR, nR, double lam, double alpha):
     score : float, B_alpha(gains)
     direction_sum : int, sum of the per-era directions d_e
     """
-    GL = np.asarray(GL, dtype=np.float64); HL = np.asarray(HL, dtype=np.float64)
-    GR = np.asarray(GR, dtype=np.float64); HR = np.asarray(HR, dtype=np.float64)
-    nL = np.asarray(nL, dtype=np.int64); nR = np.asarray(nR, dtype=np.int64)
+    GL = np.asarray(GL, dtype=np.float64)
+    HL = np.asarray(HL, dtype=np.float64)
+    GR = np.asarray(GR, dtype=np.float64)
+    HR = np.asarray(HR, dtype=np.float64)
+    nL = np.asarray(nL, dtype=np.int64)
+    nR = np.asarray(nR, dtype=np.int64)
     present = (nL + nR) > 0
     cdef double[::1] gains = np.zeros(int(present.sum()), dtype=np.float64)
     cdef int k = 0, dsum = 0, d
@@ -52,8 +55,10 @@ def invariance_penalty(GL, HL, nL, GR, HR, nR, double lam):
     variance, 0 with fewer than two such eras. Computed with the engine's own
     functions.
     """
-    GL = np.asarray(GL, dtype=np.float64); HL = np.asarray(HL, dtype=np.float64)
-    GR = np.asarray(GR, dtype=np.float64); HR = np.asarray(HR, dtype=np.float64)
+    GL = np.asarray(GL, dtype=np.float64)
+    HL = np.asarray(HL, dtype=np.float64)
+    GR = np.asarray(GR, dtype=np.float64)
+    HR = np.asarray(HR, dtype=np.float64)
     nL = np.asarray(nL, dtype=np.int64)
     cdef Py_ssize_t m = GL.shape[0], e
     cdef double[::1] cr = np.zeros(max(m, 1), dtype=np.float64)
@@ -78,13 +83,15 @@ def rate_ratio_penalty(pos_left, n_left, pos, n):
     """
     pos_left = np.asarray(pos_left, dtype=np.float64)
     n_left = np.asarray(n_left, dtype=np.float64)
-    pos = np.asarray(pos, dtype=np.float64); n = np.asarray(n, dtype=np.float64)
+    pos = np.asarray(pos, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
     cdef double lo = INFINITY, hi = 0.0, r
     cdef int k = 0
     for e in range(pos.shape[0]):
         if n[e] <= 0:
             continue
         r = rate_ratio(pos_left[e], n_left[e] - pos_left[e], pos[e], n[e] - pos[e])
-        lo = min(lo, r); hi = max(hi, r)
+        lo = min(lo, r)
+        hi = max(hi, r)
         k += 1
     return 0.0 if k < 2 else ratio_spread(lo, hi)

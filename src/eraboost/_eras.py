@@ -1,4 +1,5 @@
 """Validation and encoding of era labels; the era-grouped validation split."""
+
 import numbers
 import warnings
 
@@ -37,8 +38,7 @@ def check_eras(eras, n_samples, name="eras"):
         if np.isnan(arr).any():
             raise ValueError(f"{name} contains NaN; every row needs an era label.")
     elif arr.dtype.kind == "O":
-        bad = [v for v in arr if v is None or (isinstance(v, numbers.Real)
-                                                and v != v)]
+        bad = [v for v in arr if v is None or (isinstance(v, numbers.Real) and v != v)]
         if bad:
             raise ValueError(
                 f"{name} contains None or NaN; every row needs an era label."
@@ -57,8 +57,7 @@ def check_eras(eras, n_samples, name="eras"):
     return codes.astype(np.int32).ravel(), labels
 
 
-def era_train_val_split(codes, validation_fraction, random_state, y=None,
-                        n_trials=50):
+def era_train_val_split(codes, validation_fraction, random_state, y=None, n_trials=50):
     """Hold out whole eras for validation.
 
     Eras are taken in a seeded random order until the held-out rows reach
@@ -100,8 +99,11 @@ def era_train_val_split(codes, validation_fraction, random_state, y=None,
     present = np.flatnonzero(counts)
     if present.size < 2:
         raise ValueError("need at least two eras to hold out whole eras")
-    target = (validation_fraction * n if isinstance(validation_fraction, float)
-              else float(validation_fraction))
+    target = (
+        validation_fraction * n
+        if isinstance(validation_fraction, float)
+        else float(validation_fraction)
+    )
     rng = np.random.RandomState(random_state)
     val_eras = np.zeros(counts.size, dtype=bool)
     if y is None:
@@ -135,10 +137,12 @@ def era_train_val_split(codes, validation_fraction, random_state, y=None,
         if best is None or key < best[0]:
             best = (key, order, k + 1)
     if best is None:
-        single = [c for c in range(n_classes)
-                  if np.count_nonzero(per_era[:, c]) < 2]
-        why = (f"class(es) {single} occur in a single era" if single else
-               f"no split found in {n_trials} random orders of the eras")
+        single = [c for c in range(n_classes) if np.count_nonzero(per_era[:, c]) < 2]
+        why = (
+            f"class(es) {single} occur in a single era"
+            if single
+            else f"no split found in {n_trials} random orders of the eras"
+        )
         raise ValueError(
             "Cannot hold out whole eras for early stopping with every class "
             f"in both the training and the validation eras: {why}. Pass "
@@ -162,7 +166,8 @@ def era_options_text(estimator):
         options.append(f"irf_penalty={estimator.irf_penalty!r}")
     if estimator.min_samples_leaf_per_era is not None:
         options.append(
-            f"min_samples_leaf_per_era={estimator.min_samples_leaf_per_era!r}")
+            f"min_samples_leaf_per_era={estimator.min_samples_leaf_per_era!r}"
+        )
     return options
 
 

@@ -1,7 +1,6 @@
 """Tree traversal for raw (float) and binned input."""
 from cython.parallel import prange
 from libc.math cimport isnan
-import numpy as np
 
 from libc.stdint cimport int8_t, int16_t, uint16_t
 

@@ -8,6 +8,7 @@ active, turns the first Ctrl-C (SIGINT) into a request to stop after the
 current iteration, so that the trees fitted so far are kept. A second Ctrl-C
 aborts at once (``KeyboardInterrupt``).
 """
+
 import signal
 import sys
 from contextlib import contextmanager
@@ -50,8 +51,9 @@ class TrainingProgress:
         self.stream = sys.stderr if stream is None else stream
         isatty = getattr(self.stream, "isatty", lambda: False)
         self.in_place = bool(isatty())
-        self.interval = (0.1 if self.in_place else 5.0) if interval is None \
-            else interval
+        self.interval = (
+            (0.1 if self.in_place else 5.0) if interval is None else interval
+        )
         self.stop_requested = False
         self.iterations = 0
         self._start = perf_counter()
@@ -70,10 +72,12 @@ class TrainingProgress:
         eta = elapsed / iteration * (n_iter - iteration) if iteration else 0.0
         width = 20
         filled = int(width * iteration / n_iter)
-        text = (f"[{'#' * filled}{'.' * (width - filled)}] "
-                f"{iteration}/{n_iter} iterations, "
-                f"{format_seconds(elapsed)} elapsed, "
-                f"ETA {format_seconds(eta)}")
+        text = (
+            f"[{'#' * filled}{'.' * (width - filled)}] "
+            f"{iteration}/{n_iter} iterations, "
+            f"{format_seconds(elapsed)} elapsed, "
+            f"ETA {format_seconds(eta)}"
+        )
         if train_score is not None:
             text += f", train {train_score:.6g}"
         if val_score is not None:
@@ -85,8 +89,11 @@ class TrainingProgress:
         self.iterations = iteration
         self._state = (iteration, n_iter, train_score, val_score)
         now = perf_counter()
-        if (self._last_draw is None or iteration == n_iter
-                or now - self._last_draw >= self.interval):
+        if (
+            self._last_draw is None
+            or iteration == n_iter
+            or now - self._last_draw >= self.interval
+        ):
             self._draw(now)
         return self.stop_requested
 
@@ -128,9 +135,11 @@ class TrainingProgress:
             raise KeyboardInterrupt
         self.stop_requested = True
         self.finish()
-        self.stream.write("Ctrl-C: stopping after the current iteration and "
-                          "saving the trees fitted so far (Ctrl-C again to "
-                          "abort without saving)\n")
+        self.stream.write(
+            "Ctrl-C: stopping after the current iteration and "
+            "saving the trees fitted so far (Ctrl-C again to "
+            "abort without saving)\n"
+        )
         self.stream.flush()
 
     @contextmanager
@@ -138,7 +147,7 @@ class TrainingProgress:
         """Within this block, the first SIGINT requests a stop."""
         try:
             previous = signal.signal(signal.SIGINT, self._on_sigint)
-        except ValueError:   # not the main thread: leave Ctrl-C alone
+        except ValueError:  # not the main thread: leave Ctrl-C alone
             yield self
             return
         try:

@@ -25,7 +25,7 @@ from libc.stdlib cimport malloc, free, calloc, qsort
 from libc.string cimport memcpy
 
 from ._common cimport (hist_t, BIN_t, uint8_t, uint32_t, int32_t, int64_t,
-                      in_bitset, set_bitset)
+                       in_bitset, set_bitset)
 from libc.math cimport INFINITY
 from ._criteria cimport (score, era_gain_direction, boltzmann, newton_value,
                          era_variance, rate_ratio, ratio_spread)
@@ -121,10 +121,18 @@ cdef void scratch_reset(eras_scratch *sc, int M, bint cum_is_left,
 
 
 cdef void scratch_free(eras_scratch *sc) noexcept nogil:
-    free(sc.era_off); free(sc.pooled); free(sc.cg); free(sc.cn); free(sc.dirs)
+    free(sc.era_off)
+    free(sc.pooled)
+    free(sc.cg)
+    free(sc.cn)
+    free(sc.dirs)
     free(sc.dirty)
-    sc.era_off = NULL; sc.pooled = NULL; sc.cg = NULL; sc.cn = NULL
-    sc.dirs = NULL; sc.dirty = NULL
+    sc.era_off = NULL
+    sc.pooled = NULL
+    sc.cg = NULL
+    sc.cn = NULL
+    sc.dirs = NULL
+    sc.dirty = NULL
 
 
 # Categories need a hessian sum of at least MIN_CAT_SUPPORT (in units of
@@ -151,7 +159,7 @@ cdef enum:
 
 
 cdef struct cand_scratch:
-    const hist_t *pooled # (bins,) the block's pooled row
+    const hist_t *pooled  # (bins,) the block's pooled row
     unsigned int *cbin   # candidate k: its bin (lowest among equal partitions)
     unsigned int *scan   # candidate k: the bin where the scan evaluated it
     uint32_t *cnL        # candidate k: pooled left count
@@ -206,8 +214,10 @@ cdef inline void cand_push(cand_scratch *cs, int k, unsigned int b,
 
 
 cdef void cand_free(cand_scratch *cs) noexcept nogil:
-    free(cs.cbin); free(cs.cGL)
-    cs.cbin = NULL; cs.cGL = NULL
+    free(cs.cbin)
+    free(cs.cGL)
+    cs.cbin = NULL
+    cs.cGL = NULL
 
 
 cdef extern from *:
@@ -220,8 +230,10 @@ cdef extern from *:
        when the scanned side is the left one; *gsum receives the sum of the
        gains, added in four interleaved partial sums (eras i = l mod 4 in
        lane l, lanes combined as (l0 + l1) + (l2 + l3)). */
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-    #define EB_MULTIVERSION __attribute__((target_clones("avx2", "default"), optimize("no-trapping-math")))
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
+        && defined(__linux__)
+    #define EB_MULTIVERSION __attribute__((target_clones("avx2", "default"), \
+        optimize("no-trapping-math")))
     #else
     #define EB_MULTIVERSION
     #endif
@@ -268,7 +280,8 @@ cdef extern from *:
         int M, double *gains, double *gsum) noexcept nogil
 
 
-cdef inline bint better(const split_t *a, const split_t *b, int split_type) noexcept nogil:
+cdef inline bint better(const split_t *a, const split_t *b,
+                        int split_type) noexcept nogil:
     """True when candidate a is strictly better than candidate b."""
     if not a.found:
         return False
@@ -315,10 +328,11 @@ class SplitInfo:
                  "priority", "is_categorical", "left_cat_bitset")
 
     def __repr__(self):
-        return ("SplitInfo(feature={}, bin={}, missing_left={}, gain={:.6g}, "
-                "crit={:.6g}, dnum={})".format(self.feature_idx, self.bin_idx,
-                                                self.missing_go_to_left, self.gain,
-                                                self.crit, self.dnum))
+        return (
+            f"SplitInfo(feature={self.feature_idx}, bin={self.bin_idx}, "
+            f"missing_left={self.missing_go_to_left}, gain={self.gain:.6g}, "
+            f"crit={self.crit:.6g}, dnum={self.dnum})"
+        )
 
 
 cdef class Splitter:
@@ -420,16 +434,22 @@ cdef class Splitter:
         """
         cdef int n_feat = features.shape[0], k, best = 0, M = 0, e, f0, i, nt
         cdef split_t *infos = <split_t *> calloc(max(n_feat, 1), sizeof(split_t))
-        cdef int32_t *present = <int32_t *> malloc(max(self.n_eras, 1) * sizeof(int32_t))
+        cdef int32_t *present = <int32_t *> malloc(
+            max(self.n_eras, 1) * sizeof(int32_t))
         # per-era totals of the node: g, h, score (doubles) and counts
-        cdef double *tot = <double *> calloc(3 * max(self.n_eras, 1), sizeof(double))
-        cdef uint32_t *tot_n = <uint32_t *> calloc(max(self.n_eras, 1), sizeof(uint32_t))
+        cdef double *tot = <double *> calloc(
+            3 * max(self.n_eras, 1), sizeof(double))
+        cdef uint32_t *tot_n = <uint32_t *> calloc(
+            max(self.n_eras, 1), sizeof(uint32_t))
         cdef const hist_t *c
         cdef uint32_t cnt
         cdef unsigned int b
         cdef double loss_node
         if infos == NULL or present == NULL or tot == NULL or tot_n == NULL:
-            free(infos); free(present); free(tot); free(tot_n)
+            free(infos)
+            free(present)
+            free(tot)
+            free(tot_n)
             raise MemoryError()
         try:
             with nogil:
@@ -439,14 +459,16 @@ cdef class Splitter:
                     for e in range(self.n_eras):
                         cnt = 0
                         for b in range(self.n_bins[f0]):
-                            cnt = cnt + hist[self.offsets[f0] + e * self.n_bins[f0] + b].n
+                            cnt = cnt + hist[
+                                self.offsets[f0] + e * self.n_bins[f0] + b].n
                         if cnt > 0:
                             present[M] = e
                             M = M + 1
                     # their totals (every feature's histogram holds the same rows)
                     for i in range(M):
                         for b in range(self.n_bins[f0]):
-                            c = &hist[self.offsets[f0] + present[i] * self.n_bins[f0] + b]
+                            c = &hist[self.offsets[f0]
+                                      + present[i] * self.n_bins[f0] + b]
                             if c.n:
                                 tot[i] += c.g
                                 tot[M + i] += (<double>c.n) if self.const_h else c.h
@@ -458,7 +480,8 @@ cdef class Splitter:
                 loss_node = sum_gradients * value
                 # a small histogram is scanned on one thread (waking the
                 # others costs more); the choice does not depend on it
-                nt = self.n_threads if self.offsets[self.offsets.shape[0] - 1] >= 16384 else 1
+                nt = (self.n_threads
+                      if self.offsets[self.offsets.shape[0] - 1] >= 16384 else 1)
                 for k in prange(n_feat, schedule='dynamic', num_threads=nt):
                     infos[k].found = 0
                     infos[k].feature = features[k]
@@ -562,7 +585,9 @@ cdef class Splitter:
         if nbnm < 1:
             return
         end = nbnm - 1 + miss
-        GL = 0.0; HL = 0.0; nL = 0
+        GL = 0.0
+        HL = 0.0
+        nL = 0
         for b in range(end):
             nL = nL + ph[b].n
             nR = n_samples - nL
@@ -580,7 +605,9 @@ cdef class Splitter:
             if better(&cand, &best_lr, 0):
                 best_lr = cand
         if miss and nbnm >= 2:
-            GR = 0.0; HR = 0.0; nR = 0
+            GR = 0.0
+            HR = 0.0
+            nR = 0
             for j in range(<int>nbnm - 2, -1, -1):
                 b = <unsigned int>j
                 nR = nR + ph[b + 1].n
@@ -692,7 +719,9 @@ cdef class Splitter:
                 # from the start: prefixes of up to ceil(n/2) categories;
                 # from the end: up to ceil(n/2) - 1
                 middle = (n_used + 1) // 2 - d
-                GL = 0.0; HL = 0.0; nL = 0
+                GL = 0.0
+                HL = 0.0
+                nL = 0
                 if per_era:
                     scratch_reset(&sc, M, True, self.min_per_era > 0)
                 for i in range(middle):
@@ -759,11 +788,10 @@ cdef class Splitter:
         cdef bint miss = self.has_missing[f]
         cdef signed char mono = self.monotonic_cst[f]
         cdef const hist_t *base = &hist[self.offsets[f]]
-        cdef const hist_t *c
         cdef unsigned int b, end, nL, nR
-        cdef int i, j, k, st, K
+        cdef int j, st, K
         cdef double GL, HL, GR, HR
-        cdef split_t cand, best_lr, best_rl
+        cdef split_t best_lr, best_rl
         cdef cand_scratch cs
         best_lr.found = 0
         best_rl.found = 0
@@ -777,7 +805,10 @@ cdef class Splitter:
 
         # Left to right: missing values go right.
         end = nbnm - 1 + miss
-        GL = 0.0; HL = 0.0; nL = 0; K = 0
+        GL = 0.0
+        HL = 0.0
+        nL = 0
+        K = 0
         for b in range(end):
             if cs.pooled[b].n == 0:
                 continue   # same partition as the previous bin
@@ -800,7 +831,10 @@ cdef class Splitter:
 
         # Right to left: missing values go left.
         if miss and nbnm >= 2:
-            GR = 0.0; HR = 0.0; nR = 0; K = 0
+            GR = 0.0
+            HR = 0.0
+            nR = 0
+            K = 0
             for j in range(<int>nbnm - 2, -1, -1):
                 b = <unsigned int>j
                 if cs.pooled[b + 1].n == 0:
@@ -878,9 +912,13 @@ cdef class Splitter:
                 qh = &cs.ch[(k - k0) * cs.stride]
                 qn = &cs.cn[(k - k0) * cs.stride]
                 if k == k0:
-                    pg = cs.rg; ph = cs.rh; pn = cs.rn
+                    pg = cs.rg
+                    ph = cs.rh
+                    pn = cs.rn
                 else:
-                    pg = qg - cs.stride; ph = qh - cs.stride; pn = qn - cs.stride
+                    pg = qg - cs.stride
+                    ph = qh - cs.stride
+                    pn = qn - cs.stride
                 for i in range(M):
                     qg[i] = pg[i]
                     qh[i] = ph[i]
@@ -902,8 +940,9 @@ cdef class Splitter:
             for k in range(k0, k1):
                 dsum = era_gains_dense(&cs.cg[(k - k0) * cs.stride],
                                        &cs.ch[(k - k0) * cs.stride],
-                                       &cs.cn[(k - k0) * cs.stride], tot, tot + M, cs.tn,
-                                       tot + 2 * M, self.lam, M, cs.gains, &gsum)
+                                       &cs.cn[(k - k0) * cs.stride], tot, tot + M,
+                                       cs.tn, tot + 2 * M, self.lam, M, cs.gains,
+                                       &gsum)
                 self._era_cand(&cand_tmp, cs, k, not left_to_right, G, H, mono,
                                lower, upper, M, dsum if left_to_right else -dsum,
                                gsum, (k - k0) * cs.stride, tot)
@@ -983,9 +1022,13 @@ cdef class Splitter:
         for pass_ in range(2):
             for i in range(M):
                 if scanned_is_left:
-                    gL = qg[i]; hL = qh[i]; nl = qn[i]
+                    gL = qg[i]
+                    hL = qh[i]
+                    nl = qn[i]
                 else:
-                    gL = tot[i] - qg[i]; hL = tot[M + i] - qh[i]; nl = tn[i] - qn[i]
+                    gL = tot[i] - qg[i]
+                    hL = tot[M + i] - qh[i]
+                    nl = tn[i] - qn[i]
                 if nl <= 0.0:
                     continue
                 cr = (newton_value(gL, hL, self.lam)
@@ -1014,9 +1057,11 @@ cdef class Splitter:
             return 0.0
         for i in range(M):
             if scanned_is_left:
-                gL = qg[i]; hL = qh[i]
+                gL = qg[i]
+                hL = qh[i]
             else:
-                gL = tot[i] - qg[i]; hL = tot[M + i] - qh[i]
+                gL = tot[i] - qg[i]
+                hL = tot[M + i] - qh[i]
             posL = max(-gL, 0.0)
             negL = max(hL - posL, 0.0)
             pos = max(-tot[i], 0.0)
@@ -1066,11 +1111,19 @@ cdef class Splitter:
             i = sc.dirty[k]
             sc.dirty_flag[i] = 0
             if cum_is_left:
-                gL = sc.cg[i]; hL = sc.ch[i]; nl = sc.cn[i]
-                gR = sc.tg[i] - gL; hR = sc.th[i] - hL; nr = sc.tn[i] - nl
+                gL = sc.cg[i]
+                hL = sc.ch[i]
+                nl = sc.cn[i]
+                gR = sc.tg[i] - gL
+                hR = sc.th[i] - hL
+                nr = sc.tn[i] - nl
             else:
-                gR = sc.cg[i]; hR = sc.ch[i]; nr = sc.cn[i]
-                gL = sc.tg[i] - gR; hL = sc.th[i] - hR; nl = sc.tn[i] - nr
+                gR = sc.cg[i]
+                hR = sc.ch[i]
+                nr = sc.cn[i]
+                gL = sc.tg[i] - gR
+                hL = sc.th[i] - hR
+                nl = sc.tn[i] - nr
             sc.gains[i] = era_gain_direction(gL, hL, nl, gR, hR, nr, sc.ts[i],
                                              self.lam, &d)
             sc.dsum += d - sc.dirs[i]
@@ -1151,29 +1204,30 @@ cdef Py_ssize_t _partition(const BIN_t[::1] col, const uint8_t *goes_left,
     cdef Py_ssize_t chunk = (n + nt - 1) // nt if nt > 0 else n
     cdef Py_ssize_t *nleft = <Py_ssize_t *> calloc(nt + 1, sizeof(Py_ssize_t))
     cdef Py_ssize_t *nright = <Py_ssize_t *> calloc(nt + 1, sizeof(Py_ssize_t))
-    cdef Py_ssize_t i, lo, hi, l, r, pos_l, pos_r, total_left = 0
+    cdef Py_ssize_t i, lo, hi, nl, nr, pos_l, pos_r, total_left = 0
     cdef uint32_t row
     if nleft == NULL or nright == NULL:
-        free(nleft); free(nright)
+        free(nleft)
+        free(nright)
         raise MemoryError()
     with nogil:
         for t in prange(nt, schedule='static', chunksize=1, num_threads=nt):
             lo = t * chunk
             hi = min(n, lo + chunk)
-            l = 0
-            r = 0
+            nl = 0
+            nr = 0
             # left rows go to the front of the chunk in buffer, right rows to
             # the back (reversed), then are copied out in order
             for i in range(lo, hi):
                 row = sample_indices[i]
                 if goes_left[col[row]]:
-                    buffer[lo + l] = row
-                    l = l + 1
+                    buffer[lo + nl] = row
+                    nl = nl + 1
                 else:
-                    buffer[hi - 1 - r] = row
-                    r = r + 1
-            nleft[t] = l
-            nright[t] = r
+                    buffer[hi - 1 - nr] = row
+                    nr = nr + 1
+            nleft[t] = nl
+            nright[t] = nr
         for t in range(nt):
             total_left = total_left + nleft[t]
         for t in prange(nt, schedule='static', chunksize=1, num_threads=nt):

@@ -6,6 +6,7 @@ stay int8 (no float64 copy); a mix of int8 and float32 gives float32. An
 integer feature with missing values turns the array into floats (NaN).
 Needs ``pyarrow`` (``pip install eraboost[cli]``), imported lazily.
 """
+
 from pathlib import Path
 
 import numpy as np
@@ -88,9 +89,11 @@ class Table:
         """Names of the integer, floating point and boolean columns."""
         pa = _pyarrow()
         t = pa.types
-        return [f.name for f in self.schema
-                if t.is_integer(f.type) or t.is_floating(f.type)
-                or t.is_boolean(f.type)]
+        return [
+            f.name
+            for f in self.schema
+            if t.is_integer(f.type) or t.is_floating(f.type) or t.is_boolean(f.type)
+        ]
 
     def _batches(self, columns):
         """Schema of ``columns`` and an iterable of record batches of them."""
@@ -98,15 +101,15 @@ class Table:
         try:
             if self.format == "parquet":
                 schema = pa.schema([self.schema.field(c) for c in columns])
-                return schema, self._file.iter_batches(batch_size=_BATCH_ROWS,
-                                                       columns=columns)
+                return schema, self._file.iter_batches(
+                    batch_size=_BATCH_ROWS, columns=columns
+                )
             # CSV: whole-file type inference, then batches of the table
             opts = pa.csv.ConvertOptions(include_columns=columns)
             table = pa.csv.read_csv(self.path, convert_options=opts)
             return table.schema, table.to_batches(max_chunksize=_BATCH_ROWS)
         except (pa.ArrowException, OSError) as exc:
-            raise TableError(
-                f"cannot read {self.path}: {_first_line(exc)}") from None
+            raise TableError(f"cannot read {self.path}: {_first_line(exc)}") from None
 
     def read(self, features, others=()):
         """Read the feature array and other columns.
@@ -135,8 +138,7 @@ class Table:
         t = pa.types
         for name in features:
             kind = schema.field(name).type
-            if not (t.is_integer(kind) or t.is_floating(kind)
-                    or t.is_boolean(kind)):
+            if not (t.is_integer(kind) or t.is_floating(kind) or t.is_boolean(kind)):
                 raise TableError(
                     f"feature column {name!r} of {self.path} has type {kind}; "
                     "features must be numeric (integer, float or boolean)"
@@ -157,15 +159,13 @@ class Table:
                 for j, name in enumerate(features):
                     col = batch.column(name)
                     if col.null_count and X.dtype.kind in "iub":
-                        X = X.astype(np.result_type(X.dtype, np.float32),
-                                     order="F")
+                        X = X.astype(np.result_type(X.dtype, np.float32), order="F")
                     X[start:stop, j] = col.to_numpy(zero_copy_only=False)
                 for name in others:
                     parts[name].append(batch.column(name))
                 start = stop
         except (pa.ArrowException, OSError) as exc:
-            raise TableError(
-                f"cannot read {self.path}: {_first_line(exc)}") from None
+            raise TableError(f"cannot read {self.path}: {_first_line(exc)}") from None
         if start != n_rows:
             raise TableError(f"{self.path}: read {start} rows, expected {n_rows}")
         columns, null_counts = {}, {}

@@ -18,6 +18,7 @@ Categorical features are binned separately (``map_categories``): their
 values are already ordinal codes 0 .. k - 1 (see ``_categorical.py``), and
 code c is bin c, as in scikit-learn; the missing-value bin is k.
 """
+
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -72,9 +73,7 @@ def find_binning_thresholds(col, max_bins, sample_weight=None):
     else:
         percentiles = np.linspace(0, 100, num=max_bins + 1)[1:-1]
         if sample_weight is None:
-            thresholds = np.percentile(
-                col, percentiles, method="averaged_inverted_cdf"
-            )
+            thresholds = np.percentile(col, percentiles, method="averaged_inverted_cdf")
         else:
             thresholds = np.array(
                 [
@@ -150,8 +149,15 @@ class BinMapper:
         Fitted on integer input (:data:`INT_DTYPES`): lookup tables are used.
     """
 
-    def __init__(self, max_bins=255, subsample=int(2e5), random_state=None,
-                 n_threads=None, is_categorical=None, known_categories=None):
+    def __init__(
+        self,
+        max_bins=255,
+        subsample=int(2e5),
+        random_state=None,
+        n_threads=None,
+        is_categorical=None,
+        known_categories=None,
+    ):
         self.max_bins = max_bins
         self.subsample = subsample
         self.random_state = random_state
@@ -188,38 +194,46 @@ class BinMapper:
             subset = rng.choice(X.shape[0], self.subsample, p=p, replace=True)
             sample_weight = None
         self.is_integer_ = is_small_int(X)
-        find = find_int_thresholds if self.is_integer_ else (
-            lambda col, mb, sw: (find_binning_thresholds(col, mb, sw), 0, -1))
+        find = (
+            find_int_thresholds
+            if self.is_integer_
+            else (lambda col, mb, sw: (find_binning_thresholds(col, mb, sw), 0, -1))
+        )
         n_threads = self.n_threads or effective_n_threads()
         found = []
         with ThreadPoolExecutor(max_workers=n_threads) as pool:
             for f0 in range(0, X.shape[1], _COLUMN_CHUNK):
-                block = X[:, f0:f0 + _COLUMN_CHUNK]
+                block = X[:, f0 : f0 + _COLUMN_CHUNK]
                 if subset is not None:
                     block = block.take(subset, axis=0)
                 found += pool.map(
-                    lambda j, block=block: find(block[:, j], self.max_bins,
-                                                sample_weight),
-                    range(block.shape[1]))
-        self.bin_thresholds_ = [np.ascontiguousarray(t, dtype=np.float64)
-                                for t, _, _ in found]
+                    lambda j, block=block: find(
+                        block[:, j], self.max_bins, sample_weight
+                    ),
+                    range(block.shape[1]),
+                )
+        self.bin_thresholds_ = [
+            np.ascontiguousarray(t, dtype=np.float64) for t, _, _ in found
+        ]
         is_cat = self._categorical_mask(X.shape[1])
         if is_cat.any() and self.is_integer_:
             raise ValueError("categorical features need float64 ordinal codes")
         for f in np.flatnonzero(is_cat):
             self.bin_thresholds_[f] = check_known_categories(
-                self.known_categories[f], self.max_bins, f)
+                self.known_categories[f], self.max_bins, f
+            )
         self.n_bins_non_missing_ = np.array(
-            [t.size if c else t.size + 1
-             for t, c in zip(self.bin_thresholds_, is_cat)], dtype=np.uint32
+            [t.size if c else t.size + 1 for t, c in zip(self.bin_thresholds_, is_cat)],
+            dtype=np.uint32,
         )
         self.missing_bin_ = self.n_bins_non_missing_.copy()
         self.n_bins_ = self.n_bins_non_missing_ + 1
         if self.is_integer_:
             self._lo = np.array([lo for _, lo, _ in found], dtype=np.int32)
             self._hi = np.array([hi for _, _, hi in found], dtype=np.int32)
-            self._lut, self._lut_start = build_lookup(self.bin_thresholds_,
-                                                      self._lo, self._hi)
+            self._lut, self._lut_start = build_lookup(
+                self.bin_thresholds_, self._lo, self._hi
+            )
         return self
 
     def transform(self, X):
@@ -234,13 +248,24 @@ class BinMapper:
             if self.is_identity(X):
                 return X.view(np.uint8)
             out = np.empty(X.shape, dtype=np.uint8, order="F")
-            map_int_to_bins(X, self._lut, self._lut_start, self._lo, self._hi,
-                            self.n_bins_non_missing_ - 1, out, n_threads)
+            map_int_to_bins(
+                X,
+                self._lut,
+                self._lut_start,
+                self._lo,
+                self._hi,
+                self.n_bins_non_missing_ - 1,
+                out,
+                n_threads,
+            )
             return out
         out = np.empty(X.shape, dtype=np.uint8, order="F")
         map_to_bins(
-            np.asarray(X, dtype=np.float64), self.bin_thresholds_,
-            self.missing_bin_, out, n_threads,
+            np.asarray(X, dtype=np.float64),
+            self.bin_thresholds_,
+            self.missing_bin_,
+            out,
+            n_threads,
         )
         for f in np.flatnonzero(self._categorical_mask(X.shape[1])):
             out[:, f] = map_categories(X[:, f], self.n_bins_non_missing_[f])
@@ -257,8 +282,12 @@ class BinMapper:
         its own bin: in each column, every value ``v`` between the column's
         minimum (>= 0) and maximum maps to bin ``v``.
         """
-        if not (self.is_integer_ and X.dtype.itemsize == 1
-                and X.flags.f_contiguous and X.ndim == 2):
+        if not (
+            self.is_integer_
+            and X.dtype.itemsize == 1
+            and X.flags.f_contiguous
+            and X.ndim == 2
+        ):
             return False
         mins, maxs = int_column_range(X, self.n_threads or effective_n_threads())
         if np.any(mins < 0) or np.any(maxs >= self.n_bins_non_missing_):
@@ -272,18 +301,24 @@ class BinMapper:
     def _bins_of(self, f, values):
         """Bins of integer values of feature f, through its lookup table."""
         lo, hi = int(self._lo[f]), int(self._hi[f])
-        table = self._lut[self._lut_start[f]:self._lut_start[f + 1]]
+        table = self._lut[self._lut_start[f] : self._lut_start[f + 1]]
         inside = np.clip(values, lo, max(hi, lo)) - lo
-        bins = table[inside].astype(np.int64) if table.size else np.zeros(
-            values.shape, dtype=np.int64)
+        bins = (
+            table[inside].astype(np.int64)
+            if table.size
+            else np.zeros(values.shape, dtype=np.int64)
+        )
         bins[values < lo] = 0
         bins[values > hi] = self.n_bins_non_missing_[f] - 1
         return bins
 
     def has_missing_values(self, X_binned):
         """uint8 flag per feature: does ``X_binned`` hold its missing bin."""
-        return columns_with_value(np.asfortranarray(X_binned), self.missing_bin_,
-                                  self.n_threads or effective_n_threads())
+        return columns_with_value(
+            np.asfortranarray(X_binned),
+            self.missing_bin_,
+            self.n_threads or effective_n_threads(),
+        )
 
 
 def check_known_categories(categories, max_bins, feature):
@@ -312,7 +347,7 @@ def map_categories(col, n_categories):
     """
     col = np.asarray(col, dtype=np.float64)
     n_categories = int(n_categories)
-    known = (col >= 0) & (col < n_categories)   # False for NaN
+    known = (col >= 0) & (col < n_categories)  # False for NaN
     out = np.full(col.shape, n_categories, dtype=np.uint8)
     out[known] = col[known].astype(np.uint8)
     return out

@@ -1,4 +1,5 @@
 """Era-aware histogram gradient boosting classifier."""
+
 from typing import ClassVar
 
 import numpy as np
@@ -151,28 +152,61 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
-    def __init__(self, loss="log_loss", *, learning_rate=0.1, max_iter=100,
-                 max_leaf_nodes=31, max_depth=None, min_samples_leaf=20,
-                 l2_regularization=0.0, max_features=1.0, max_bins=255,
-                 categorical_features="from_dtype", monotonic_cst=None,
-                 interaction_cst=None, warm_start=False, early_stopping="auto",
-                 scoring="loss", validation_fraction=0.1, n_iter_no_change=10,
-                 tol=1e-7, verbose=0, random_state=None, class_weight=None,
-                 split_type="original", boltzmann_alpha=0.0, irf_penalty=0.0,
-                 min_samples_leaf_per_era=None):
+    def __init__(
+        self,
+        loss="log_loss",
+        *,
+        learning_rate=0.1,
+        max_iter=100,
+        max_leaf_nodes=31,
+        max_depth=None,
+        min_samples_leaf=20,
+        l2_regularization=0.0,
+        max_features=1.0,
+        max_bins=255,
+        categorical_features="from_dtype",
+        monotonic_cst=None,
+        interaction_cst=None,
+        warm_start=False,
+        early_stopping="auto",
+        scoring="loss",
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-7,
+        verbose=0,
+        random_state=None,
+        class_weight=None,
+        split_type="original",
+        boltzmann_alpha=0.0,
+        irf_penalty=0.0,
+        min_samples_leaf_per_era=None,
+    ):
         super().__init__(
-            loss=loss, learning_rate=learning_rate, max_iter=max_iter,
-            max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
+            loss=loss,
+            learning_rate=learning_rate,
+            max_iter=max_iter,
+            max_leaf_nodes=max_leaf_nodes,
+            max_depth=max_depth,
             min_samples_leaf=min_samples_leaf,
-            l2_regularization=l2_regularization, max_features=max_features,
-            max_bins=max_bins, categorical_features=categorical_features,
-            monotonic_cst=monotonic_cst, interaction_cst=interaction_cst,
-            warm_start=warm_start, early_stopping=early_stopping,
-            scoring=scoring, validation_fraction=validation_fraction,
-            n_iter_no_change=n_iter_no_change, tol=tol, verbose=verbose,
-            random_state=random_state, split_type=split_type,
-            boltzmann_alpha=boltzmann_alpha, irf_penalty=irf_penalty,
-            min_samples_leaf_per_era=min_samples_leaf_per_era)
+            l2_regularization=l2_regularization,
+            max_features=max_features,
+            max_bins=max_bins,
+            categorical_features=categorical_features,
+            monotonic_cst=monotonic_cst,
+            interaction_cst=interaction_cst,
+            warm_start=warm_start,
+            early_stopping=early_stopping,
+            scoring=scoring,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            verbose=verbose,
+            random_state=random_state,
+            split_type=split_type,
+            boltzmann_alpha=boltzmann_alpha,
+            irf_penalty=irf_penalty,
+            min_samples_leaf_per_era=min_samples_leaf_per_era,
+        )
         self.class_weight = class_weight
 
     # -- targets -------------------------------------------------------------
@@ -204,8 +238,9 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
     def _get_loss(self, sample_weight):
         if self.n_trees_per_iteration_ == 1:
             return HalfBinomialLoss(sample_weight=sample_weight)
-        return HalfMultinomialLoss(sample_weight=sample_weight,
-                                   n_classes=self.n_trees_per_iteration_)
+        return HalfMultinomialLoss(
+            sample_weight=sample_weight, n_classes=self.n_trees_per_iteration_
+        )
 
     # -- prediction ----------------------------------------------------------
     def _classes_from_raw(self, raw):

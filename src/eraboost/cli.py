@@ -11,6 +11,7 @@ rejects exits with status 2; Ctrl-C outside training exits with status 130.
 Set the environment variable ``ERABOOST_TRACEBACK=1`` to see the traceback
 of an error instead.
 """
+
 import argparse
 import ast
 import os
@@ -38,9 +39,11 @@ def _estimator_class(task):
         return eraboost.HistGradientBoostingRegressor
     cls = getattr(eraboost, "HistGradientBoostingClassifier", None)
     if cls is None:
-        raise CLIError("--task classification needs "
-                       "HistGradientBoostingClassifier, which this version of "
-                       "eraboost does not have")
+        raise CLIError(
+            "--task classification needs "
+            "HistGradientBoostingClassifier, which this version of "
+            "eraboost does not have"
+        )
     return cls
 
 
@@ -79,8 +82,9 @@ def save_model(path, bundle):
     try:
         joblib.dump(bundle, path)
     except OSError as exc:
-        raise CLIError(f"cannot write the model to {path}: {exc.strerror or exc}"
-                       ) from None
+        raise CLIError(
+            f"cannot write the model to {path}: {exc.strerror or exc}"
+        ) from None
 
 
 def load_model(path):
@@ -98,9 +102,11 @@ def load_model(path):
         raise CLIError(f"cannot read model {path}: no such file")
     try:
         bundle = joblib.load(path)
-    except Exception as exc:  # noqa: BLE001 (any unpickling failure)
-        raise CLIError(f"cannot read model {path}: not an eraboost model file "
-                       f"({type(exc).__name__})") from None
+    except Exception as exc:
+        raise CLIError(
+            f"cannot read model {path}: not an eraboost model file "
+            f"({type(exc).__name__})"
+        ) from None
     if not (isinstance(bundle, dict) and bundle.get("format") == MODEL_FORMAT):
         raise CLIError(f"cannot read model {path}: not an eraboost model file")
     return bundle
@@ -120,11 +126,14 @@ def _select_features(table, args):
     elif args.feature_prefix:
         features = [c for c in table.columns if c.startswith(args.feature_prefix)]
         if not features:
-            raise CLIError(f"{table.path} has no column whose name starts "
-                           f"with {args.feature_prefix!r}")
+            raise CLIError(
+                f"{table.path} has no column whose name starts "
+                f"with {args.feature_prefix!r}"
+            )
     else:
-        features = [c for c in table.numeric_columns()
-                    if c not in (args.target, args.era)]
+        features = [
+            c for c in table.numeric_columns() if c not in (args.target, args.era)
+        ]
         if not features:
             raise CLIError(f"{table.path} has no numeric feature column")
     for role, name in (("target", args.target), ("era", args.era)):
@@ -138,8 +147,10 @@ def _check_target(y, null_count, name, path):
     if y.dtype.kind == "f":
         n_missing = int(np.isnan(y).sum())
     if n_missing:
-        raise CLIError(f"target column {name!r} of {path} has {n_missing} "
-                       "missing values (NaN); drop those rows first")
+        raise CLIError(
+            f"target column {name!r} of {path} has {n_missing} "
+            "missing values (NaN); drop those rows first"
+        )
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise CLIError(f"target column {name!r} of {path} has infinite values")
 
@@ -167,10 +178,12 @@ def _make_estimator(args, table):
     valid = cls().get_params()
     unknown = sorted(set(params) - set(valid))
     if unknown:
-        raise CLIError(f"unknown parameter {unknown[0]!r} of {cls.__name__}; "
-                       f"valid ones: {', '.join(sorted(valid))}")
+        raise CLIError(
+            f"unknown parameter {unknown[0]!r} of {cls.__name__}; "
+            f"valid ones: {', '.join(sorted(valid))}"
+        )
     est = cls(**params)
-    est._validate_params()   # scikit-learn's checks, as fit does them
+    est._validate_params()  # scikit-learn's checks, as fit does them
     return est, task, params
 
 
@@ -181,9 +194,11 @@ def _read_training_data(args, table, note):
     y, eras = cols[args.target], cols[args.era]
     _check_target(y, nulls[args.target], args.target, args.data)
     _check_eras(eras, nulls[args.era], args.era, args.data)
-    note(f"read {X.shape[0]:,} rows x {X.shape[1]} features ({X.dtype}, "
-         f"{X.nbytes / 1e6:,.1f} MB) and {len(np.unique(eras))} eras from "
-         f"{args.data} in {perf_counter() - tic:.1f} s")
+    note(
+        f"read {X.shape[0]:,} rows x {X.shape[1]} features ({X.dtype}, "
+        f"{X.nbytes / 1e6:,.1f} MB) and {len(np.unique(eras))} eras from "
+        f"{args.data} in {perf_counter() - tic:.1f} s"
+    )
     return X, y, eras, features
 
 
@@ -209,18 +224,30 @@ def cmd_train(args):
     n_iter = int(est.n_iter_)
     interrupted = progress.stop_requested and n_iter < est.max_iter
     bundle = {
-        "format": MODEL_FORMAT, "version": MODEL_VERSION,
-        "estimator": est, "features": features, "target": args.target,
-        "era": args.era, "task": task, "params": est.get_params(deep=False),
-        "cli_params": params, "n_iter": n_iter, "max_iter": int(est.max_iter),
-        "interrupted": bool(interrupted), "data": str(args.data),
-        "n_rows": int(X.shape[0]), "fit_seconds": perf_counter() - tic,
+        "format": MODEL_FORMAT,
+        "version": MODEL_VERSION,
+        "estimator": est,
+        "features": features,
+        "target": args.target,
+        "era": args.era,
+        "task": task,
+        "params": est.get_params(deep=False),
+        "cli_params": params,
+        "n_iter": n_iter,
+        "max_iter": int(est.max_iter),
+        "interrupted": bool(interrupted),
+        "data": str(args.data),
+        "n_rows": int(X.shape[0]),
+        "fit_seconds": perf_counter() - tic,
     }
     save_model(args.out, bundle)
-    what = (f"interrupted: saved the {n_iter} iterations fitted so far "
-            f"(of max_iter={est.max_iter})" if interrupted
-            else f"saved {n_iter} iterations"
-            + (" (early stopping)" if n_iter < est.max_iter else ""))
+    what = (
+        f"interrupted: saved the {n_iter} iterations fitted so far "
+        f"(of max_iter={est.max_iter})"
+        if interrupted
+        else f"saved {n_iter} iterations"
+        + (" (early stopping)" if n_iter < est.max_iter else "")
+    )
     progress.message(f"{what} in {bundle['fit_seconds']:.1f} s to {args.out}")
     return 0
 
@@ -245,8 +272,11 @@ def cmd_predict(args):
     features = bundle["features"]
     table = _open(args.data)
     table.check_columns(features, "feature column of the model")
-    keep = _split_list(args.keep) if args.keep is not None else [
-        c for c in (bundle["era"],) if c in table.columns]
+    keep = (
+        _split_list(args.keep)
+        if args.keep is not None
+        else [c for c in (bundle["era"],) if c in table.columns]
+    )
     table.check_columns(keep)
     X, cols, _ = table.read(features, keep)
     out = {name: cols[name] for name in keep}
@@ -290,25 +320,31 @@ def cmd_report(args):
         idx = [index[f] for f in b["features"]]
         Xm = X if idx == list(range(X.shape[1])) else X[:, idx]
         predictions[name] = _model_response(b["estimator"], Xm, args.metric)
-    labels, scores, summaries = compare_models(predictions, cols[target],
-                                               cols[era], args.metric)
+    labels, scores, summaries = compare_models(
+        predictions, cols[target], cols[era], args.metric
+    )
     paths = write_report(args.out, labels, scores, summaries, args.metric)
     print(_summary_table(summaries, args.metric))
     if not args.quiet:
-        print(f"wrote {', '.join(p.name for p in paths)} to {args.out}",
-              file=sys.stderr)
+        print(
+            f"wrote {', '.join(p.name for p in paths)} to {args.out}", file=sys.stderr
+        )
     return 0
 
 
 def _summary_table(summaries, metric):
-    head = (f"{'model':<20} {'mean':>9} {'std':>9} {'sharpe':>8} {'worst':>9} "
-            f"{'worst era':>10} {'drawdown':>9} {'eras':>5}")
+    head = (
+        f"{'model':<20} {'mean':>9} {'std':>9} {'sharpe':>8} {'worst':>9} "
+        f"{'worst era':>10} {'drawdown':>9} {'eras':>5}"
+    )
     lines = [f"per-era {metric}", head, "-" * len(head)]
     for name, s in summaries.items():
-        lines.append(f"{name:<20} {s['mean']:>9.4f} {s['std']:>9.4f} "
-                     f"{s['sharpe']:>8.3f} {s['worst']:>9.4f} "
-                     f"{s['worst_era']!s:>10} {s['max_drawdown']:>9.4f} "
-                     f"{s['n_eras']:>5}")
+        lines.append(
+            f"{name:<20} {s['mean']:>9.4f} {s['std']:>9.4f} "
+            f"{s['sharpe']:>8.3f} {s['worst']:>9.4f} "
+            f"{s['worst_era']!s:>10} {s['max_drawdown']:>9.4f} "
+            f"{s['n_eras']:>5}"
+        )
     return "\n".join(lines)
 
 
@@ -327,61 +363,90 @@ def build_parser():
     from .metrics import _METRICS
 
     parser = argparse.ArgumentParser(
-        prog="eraboost",
-        description="Era-aware gradient boosting on large tables.")
+        prog="eraboost", description="Era-aware gradient boosting on large tables."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("train", help="fit a model on a parquet/CSV table",
-                       description="Fit a model on a parquet or CSV table and "
-                       "save it (joblib) with its feature list and parameters. "
-                       "Ctrl-C stops after the current iteration and saves "
-                       "the trees fitted so far.")
+    p = sub.add_parser(
+        "train",
+        help="fit a model on a parquet/CSV table",
+        description="Fit a model on a parquet or CSV table and "
+        "save it (joblib) with its feature list and parameters. "
+        "Ctrl-C stops after the current iteration and saves "
+        "the trees fitted so far.",
+    )
     p.add_argument("data", help="training table (.parquet or .csv)")
     p.add_argument("--target", required=True, help="target column")
     p.add_argument("--era", required=True, help="era column")
-    p.add_argument("--features", help="comma-separated feature columns "
-                   "(default: every other numeric column)")
-    p.add_argument("--feature-prefix", help="the feature columns are those "
-                   "whose names start with this")
-    p.add_argument("--task", choices=("auto", "regression", "classification"),
-                   default="auto", help="auto: regression for a numeric target")
+    p.add_argument(
+        "--features",
+        help="comma-separated feature columns (default: every other numeric column)",
+    )
+    p.add_argument(
+        "--feature-prefix",
+        help="the feature columns are those whose names start with this",
+    )
+    p.add_argument(
+        "--task",
+        choices=("auto", "regression", "classification"),
+        default="auto",
+        help="auto: regression for a numeric target",
+    )
     p.add_argument("--split-type", choices=sorted(SPLIT_TYPES))
-    p.add_argument("--boltzmann-alpha", type=float,
-                   help="e.g. 0, 2, --boltzmann-alpha=-inf")
-    p.add_argument("--param", action="append", metavar="NAME=VALUE",
-                   help="any estimator parameter, e.g. max_iter=500 "
-                   "(repeatable; random_state defaults to 0)")
+    p.add_argument(
+        "--boltzmann-alpha", type=float, help="e.g. 0, 2, --boltzmann-alpha=-inf"
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="any estimator parameter, e.g. max_iter=500 "
+        "(repeatable; random_state defaults to 0)",
+    )
     p.add_argument("--out", required=True, help="model file to write")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("predict", help="predictions of a saved model",
-                       description="Write the predictions of a saved model "
-                       "for a table (parquet or CSV, by the --out extension).")
+    p = sub.add_parser(
+        "predict",
+        help="predictions of a saved model",
+        description="Write the predictions of a saved model "
+        "for a table (parquet or CSV, by the --out extension).",
+    )
     p.add_argument("model")
     p.add_argument("data")
     p.add_argument("--out", required=True, help="predictions file to write")
-    p.add_argument("--keep", help="comma-separated columns of DATA copied to "
-                   "the output (default: the model's era column, if present)")
+    p.add_argument(
+        "--keep",
+        help="comma-separated columns of DATA copied to "
+        "the output (default: the model's era column, if present)",
+    )
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_predict)
 
-    p = sub.add_parser("report", help="per-era scores, summary and plots",
-                       description="Score models era by era on a table: "
-                       "era_scores.csv, summary.csv, era_scores.png and "
-                       "cumulative.png in the output folder.")
+    p = sub.add_parser(
+        "report",
+        help="per-era scores, summary and plots",
+        description="Score models era by era on a table: "
+        "era_scores.csv, summary.csv, era_scores.png and "
+        "cumulative.png in the output folder.",
+    )
     p.add_argument("models", nargs="+", metavar="MODEL")
     p.add_argument("data", metavar="DATA")
     p.add_argument("--target", help="default: the first model's target")
     p.add_argument("--era", help="default: the first model's era column")
-    p.add_argument("--metric", default="pearson",
-                   choices=sorted(_METRICS), help="default: pearson")
+    p.add_argument(
+        "--metric", default="pearson", choices=sorted(_METRICS), help="default: pearson"
+    )
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("demo", help="train the three split types on a "
-                       "synthetic era dataset and print their scores")
+    p = sub.add_parser(
+        "demo",
+        help="train the three split types on a "
+        "synthetic era dataset and print their scores",
+    )
     p.add_argument("--n-eras", type=int, default=40)
     p.add_argument("--rows-per-era", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
@@ -412,8 +477,10 @@ def main(argv=None):
         if os.environ.get("ERABOOST_TRACEBACK"):
             raise
         text = str(exc).strip().splitlines()
-        print(f"eraboost: error: {text[0] if text else type(exc).__name__}",
-              file=sys.stderr)
+        print(
+            f"eraboost: error: {text[0] if text else type(exc).__name__}",
+            file=sys.stderr,
+        )
         return 1
     except KeyboardInterrupt:
         print("eraboost: interrupted", file=sys.stderr)

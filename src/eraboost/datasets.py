@@ -3,6 +3,7 @@
 Each generator returns training data with its eras and a test set drawn from
 new eras, so that out-of-era skill can be measured.
 """
+
 import numpy as np
 from sklearn.utils import check_random_state
 
@@ -18,8 +19,15 @@ def _train_and_test(draw, train_params, test_param, n_per_era, n_test):
     return X, y, eras, X_test, y_test
 
 
-def make_irf_regression(d=5, n_per_era=2000, sigmas=(0.1, 2.0), test_sigma=5.0,
-                        n_test=None, n_env_features=1, random_state=None):
+def make_irf_regression(
+    d=5,
+    n_per_era=2000,
+    sigmas=(0.1, 2.0),
+    test_sigma=5.0,
+    n_test=None,
+    n_env_features=1,
+    random_state=None,
+):
     """The Invariant Random Forest paper's synthetic regression (eq. 24).
 
     ``X1 ~ N(0, I_d)``, ``Y = 1'X1 + N(0, d)`` and the environmental
@@ -67,8 +75,14 @@ def make_irf_regression(d=5, n_per_era=2000, sigmas=(0.1, 2.0), test_sigma=5.0,
     return _train_and_test(draw, sigmas, test_sigma, n_per_era, n_test)
 
 
-def make_irf_classification(d=5, n_per_era=2000, flip_rates=(0.1, 0.4),
-                            test_flip_rate=0.7, n_test=None, random_state=None):
+def make_irf_classification(
+    d=5,
+    n_per_era=2000,
+    flip_rates=(0.1, 0.4),
+    test_flip_rate=0.7,
+    n_test=None,
+    random_state=None,
+):
     """The Invariant Random Forest paper's synthetic classification (eq. 23).
 
     ``Y ~ Bern(0.5)``; the stable features ``X1 = |Y 1_d - C1| + N1`` with
@@ -140,5 +154,10 @@ def make_trt_example(n_per_period=2000, n_test_periods=2, random_state=None):
     X = np.vstack([t[0] for t in train])
     y = np.concatenate([t[1] for t in train])
     eras = np.repeat(np.arange(2), n_per_period)
-    return (X, y, eras, np.vstack([t[0] for t in test]),
-            np.concatenate([t[1] for t in test]))
+    return (
+        X,
+        y,
+        eras,
+        np.vstack([t[0] for t in test]),
+        np.concatenate([t[1] for t in test]),
+    )

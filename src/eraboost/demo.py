@@ -7,6 +7,7 @@ predicts the target across the pooled training eras but carries no
 information within any era, and in the new eras its relation to the level is
 reversed. A pooled model leans on it; era-aware criteria do not.
 """
+
 from time import perf_counter
 
 import numpy as np
@@ -14,8 +15,9 @@ import numpy as np
 from .gradient_boosting import HistGradientBoostingRegressor
 
 
-def make_era_data(n_eras=40, rows_per_era=1000, n_noise=6, spurious_sign=1.0,
-                  seed=0, edges=None):
+def make_era_data(
+    n_eras=40, rows_per_era=1000, n_noise=6, spurious_sign=1.0, seed=0, edges=None
+):
     """Synthetic era data with invariant and spurious int8 features.
 
     Parameters
@@ -53,8 +55,9 @@ def make_era_data(n_eras=40, rows_per_era=1000, n_noise=6, spurious_sign=1.0,
     return X.astype(np.int8), y, eras, edges
 
 
-def make_era_classification_data(n_eras=40, rows_per_era=150, n_classes=2,
-                                 separation=2.0, n_noise=4, seed=0):
+def make_era_classification_data(
+    n_eras=40, rows_per_era=150, n_classes=2, separation=2.0, n_noise=4, seed=0
+):
     """Synthetic era classification data with an era-specific shortcut.
 
     Modelled on the synthetic memorization task of the era-splitting paper
@@ -110,26 +113,39 @@ def run_demo(n_eras=40, rows_per_era=1000, seed=0, file=None):
     Correlations are per-era Pearson correlations, averaged over eras.
     """
     X_tr, y_tr, e_tr, edges = make_era_data(n_eras, rows_per_era, seed=seed)
-    X_te, y_te, e_te, _ = make_era_data(n_eras // 2, rows_per_era,
-                                        spurious_sign=-1.0, seed=seed + 1,
-                                        edges=edges)
+    X_te, y_te, e_te, _ = make_era_data(
+        n_eras // 2, rows_per_era, spurious_sign=-1.0, seed=seed + 1, edges=edges
+    )
     rng = np.random.RandomState(seed)
     hold = rng.rand(len(y_tr)) < 0.2
-    print(f"eraboost demo: {n_eras} training eras x {rows_per_era} rows, "
-          f"{X_tr.shape[1]} int8 features (3 invariant, 1 spurious, "
-          f"{X_tr.shape[1] - 4} noise); {n_eras // 2} new eras to test.",
-          file=file)
-    header = (f"{'split_type':<12} {'alpha':>6} {'fit s':>7} {'in-era corr':>12} "
-              f"{'out-of-era corr':>16} {'out-of-era MSE':>15} {'spurious splits':>16}")
+    print(
+        f"eraboost demo: {n_eras} training eras x {rows_per_era} rows, "
+        f"{X_tr.shape[1]} int8 features (3 invariant, 1 spurious, "
+        f"{X_tr.shape[1] - 4} noise); {n_eras // 2} new eras to test.",
+        file=file,
+    )
+    header = (
+        f"{'split_type':<12} {'alpha':>6} {'fit s':>7} {'in-era corr':>12} "
+        f"{'out-of-era corr':>16} {'out-of-era MSE':>15} {'spurious splits':>16}"
+    )
     print(header, file=file)
     print("-" * len(header), file=file)
     rows = []
-    for split_type, alpha in [("original", 0.0), ("era", 0.0), ("era", -np.inf),
-                              ("directional", 0.0)]:
+    for split_type, alpha in [
+        ("original", 0.0),
+        ("era", 0.0),
+        ("era", -np.inf),
+        ("directional", 0.0),
+    ]:
         est = HistGradientBoostingRegressor(
-            split_type=split_type, boltzmann_alpha=alpha, max_iter=200,
-            learning_rate=0.05, max_leaf_nodes=16, early_stopping=False,
-            random_state=seed)
+            split_type=split_type,
+            boltzmann_alpha=alpha,
+            max_iter=200,
+            learning_rate=0.05,
+            max_leaf_nodes=16,
+            early_stopping=False,
+            random_state=seed,
+        )
         tic = perf_counter()
         est.fit(X_tr[~hold], y_tr[~hold], eras=e_tr[~hold])
         fit_time = perf_counter() - tic
@@ -137,10 +153,14 @@ def run_demo(n_eras=40, rows_per_era=1000, seed=0, file=None):
         pred_te = est.predict(X_te)
         out_corr = _era_corr(y_te, pred_te, e_te).mean()
         mse = float(np.mean((y_te - pred_te) ** 2))
-        feats = np.concatenate([t[0].nodes["feature"][t[0].nodes["is_leaf"] == 0]
-                                for t in est._predictors])
+        feats = np.concatenate(
+            [t[0].nodes["feature"][t[0].nodes["is_leaf"] == 0] for t in est._predictors]
+        )
         share = float(np.mean(feats == 3)) if feats.size else 0.0
         rows.append((split_type, alpha, fit_time, in_corr, out_corr, mse, share))
-        print(f"{split_type:<12} {alpha:>6} {fit_time:>7.2f} {in_corr:>12.3f} "
-              f"{out_corr:>16.3f} {mse:>15.3f} {share:>16.1%}", file=file)
+        print(
+            f"{split_type:<12} {alpha:>6} {fit_time:>7.2f} {in_corr:>12.3f} "
+            f"{out_corr:>16.3f} {mse:>15.3f} {share:>16.1%}",
+            file=file,
+        )
     return rows

@@ -22,18 +22,21 @@ bootstrap sample drawn separately within each era (Liao et al., section 4.3):
 in the booster; ``split_type="era", boltzmann_alpha=-np.inf`` with
 ``min_samples_leaf_per_era`` is the Time Robust Forest (Moneda and Mauá).
 """
-from numbers import Integral, Real
+
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import (BaseEstimator, ClassifierMixin, RegressorMixin,
-                          _fit_context)
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import (_check_sample_weight, check_is_fitted,
-                                      validate_data)
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    validate_data,
+)
 
 from ._common import G_DTYPE, SPLIT_TYPES
 from ._eras import check_eras, era_options_text, warn_single_era
@@ -50,7 +53,7 @@ def era_groups(codes, n_eras):
     """Rows of each era, ``0 .. n_eras - 1``, in increasing row order."""
     order = np.argsort(codes, kind="stable")
     starts = np.searchsorted(codes[order], np.arange(n_eras + 1))
-    return [order[starts[e]:starts[e + 1]] for e in range(n_eras)]
+    return [order[starts[e] : starts[e + 1]] for e in range(n_eras)]
 
 
 def era_bootstrap(groups, n_samples, rng):
@@ -71,8 +74,9 @@ def era_bootstrap(groups, n_samples, rng):
     counts : ndarray of int64 (n_samples,)
         Times each row was drawn.
     """
-    draws = [rows[rng.randint(0, rows.size, size=rows.size)]
-             for rows in groups if rows.size]
+    draws = [
+        rows[rng.randint(0, rows.size, size=rows.size)] for rows in groups if rows.size
+    ]
     if not draws:
         return np.zeros(n_samples, dtype=np.int64)
     return np.bincount(np.concatenate(draws), minlength=n_samples)
@@ -86,14 +90,16 @@ class _BaseInvariantForest(BaseEstimator):
         "split_type": [StrOptions(set(SPLIT_TYPES))],
         "boltzmann_alpha": [Real],
         "irf_penalty": [Interval(Real, 0, None, closed="left")],
-        "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"),
-                                     None],
+        "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"), None],
         "bootstrap": ["boolean"],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
-        "max_features": [Interval(Integral, 1, None, closed="left"),
-                         Interval(RealNotInt, 0, 1, closed="right"),
-                         StrOptions({"sqrt", "log2"}), None],
+        "max_features": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0, 1, closed="right"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
         "oob_score": ["boolean"],
         "n_jobs": [Integral, None],
@@ -101,11 +107,24 @@ class _BaseInvariantForest(BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, n_estimators=100, *, split_type="original",
-                 boltzmann_alpha=0.0, irf_penalty=0.0,
-                 min_samples_leaf_per_era=None, bootstrap=True, max_depth=None,
-                 min_samples_leaf=1, max_features=1.0, max_bins=255,
-                 oob_score=False, n_jobs=None, random_state=None, verbose=0):
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        split_type="original",
+        boltzmann_alpha=0.0,
+        irf_penalty=0.0,
+        min_samples_leaf_per_era=None,
+        bootstrap=True,
+        max_depth=None,
+        min_samples_leaf=1,
+        max_features=1.0,
+        max_bins=255,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
         self.n_estimators = n_estimators
         self.split_type = split_type
         self.boltzmann_alpha = boltzmann_alpha
@@ -153,8 +172,13 @@ class _BaseInvariantForest(BaseEstimator):
         return era_options_text(self)
 
     def _check_X(self, X, reset):
-        return validate_data(self, X, dtype=[np.float64, *INT_DTYPES],
-                             ensure_all_finite="allow-nan", reset=reset)
+        return validate_data(
+            self,
+            X,
+            dtype=[np.float64, *INT_DTYPES],
+            ensure_all_finite="allow-nan",
+            reset=reset,
+        )
 
     # -- fit ----------------------------------------------------------------
     def _fit(self, X, target, sample_weight, eras, irf_kind):
@@ -164,8 +188,10 @@ class _BaseInvariantForest(BaseEstimator):
         importances and, with ``oob_score``, the out-of-bag predictions.
         """
         if self.oob_score and not self.bootstrap:
-            raise ValueError("oob_score=True needs bootstrap=True: without "
-                             "bootstrap no row is out of bag.")
+            raise ValueError(
+                "oob_score=True needs bootstrap=True: without "
+                "bootstrap no row is out of bag."
+            )
         n_samples, n_features = X.shape
         n_threads = self._n_threads()
         if sample_weight is not None:
@@ -184,8 +210,10 @@ class _BaseInvariantForest(BaseEstimator):
             warn_single_era(", ".join(options))
 
         self._bin_mapper = bm = BinMapper(
-            max_bins=self.max_bins, random_state=rng.randint(MAX_INT),
-            n_threads=n_threads)
+            max_bins=self.max_bins,
+            random_state=rng.randint(MAX_INT),
+            n_threads=n_threads,
+        )
         X_binned = bm.fit_transform(X, sample_weight)
         has_missing = bm.has_missing_values(X_binned)
 
@@ -194,26 +222,49 @@ class _BaseInvariantForest(BaseEstimator):
         split_code = SPLIT_TYPES[self.split_type] if era_aware else 0
         min_samples_leaf = int(self.min_samples_leaf)
         if not era_aware:
-            min_samples_leaf = max(min_samples_leaf,
-                                   self.min_samples_leaf_per_era or 0)
+            min_samples_leaf = max(min_samples_leaf, self.min_samples_leaf_per_era or 0)
         hist_codes = codes if era_aware else None
         offsets = histogram_layout(bm.n_bins_, n_eras_hist)
         if n_eras_hist > 1:
-            check_histogram_memory(int(offsets[-1]), n_eras_hist, None,
-                                   self.max_depth, n_samples, min_samples_leaf,
-                                   depth_first=True)
+            check_histogram_memory(
+                int(offsets[-1]),
+                n_eras_hist,
+                None,
+                self.max_depth,
+                n_samples,
+                min_samples_leaf,
+                depth_first=True,
+            )
         pool = HistogramPool(offsets[-1])
         gradients = np.zeros(n_samples, dtype=G_DTYPE)
         hessians = np.ones(n_samples, dtype=G_DTYPE)
-        builder = HistogramBuilder(X_binned, bm.n_bins_, offsets, n_eras_hist,
-                                   hist_codes, gradients, hessians, n_threads)
+        builder = HistogramBuilder(
+            X_binned,
+            bm.n_bins_,
+            offsets,
+            n_eras_hist,
+            hist_codes,
+            gradients,
+            hessians,
+            n_threads,
+        )
         splitter = Splitter(
-            bm.n_bins_, offsets, n_eras_hist, has_missing,
-            np.zeros(n_features, dtype=np.int8), split_code,
-            float(self.boltzmann_alpha), 0.0, 1e-3, min_samples_leaf, False,
-            n_threads, irf_penalty=float(self.irf_penalty),
+            bm.n_bins_,
+            offsets,
+            n_eras_hist,
+            has_missing,
+            np.zeros(n_features, dtype=np.int8),
+            split_code,
+            float(self.boltzmann_alpha),
+            0.0,
+            1e-3,
+            min_samples_leaf,
+            False,
+            n_threads,
+            irf_penalty=float(self.irf_penalty),
             min_samples_leaf_per_era=int(self.min_samples_leaf_per_era or 0),
-            irf_kind=irf_kind)
+            irf_kind=irf_kind,
+        )
         n_sub = self._features_per_split(n_features)
         # the grower draws ceil(fraction * n) features: exactly n_sub
         fraction = 1.0 if n_sub == n_features else (n_sub - 0.5) / n_features
@@ -246,18 +297,32 @@ class _BaseInvariantForest(BaseEstimator):
             hessians[:] = w
             builder.update_gradients(gradients, hessians)
             grower = TreeGrower(
-                X_binned, builder, splitter, pool, rows, False,
-                bm.n_bins_non_missing_, has_missing, offsets, self.max_bins,
-                max_leaf_nodes=None, max_depth=self.max_depth,
+                X_binned,
+                builder,
+                splitter,
+                pool,
+                rows,
+                False,
+                bm.n_bins_non_missing_,
+                has_missing,
+                offsets,
+                self.max_bins,
+                max_leaf_nodes=None,
+                max_depth=self.max_depth,
                 min_samples_leaf=min_samples_leaf,
                 feature_fraction_per_split=fraction,
                 rng=np.random.default_rng(tree_rng.randint(MAX_INT)),
-                n_threads=n_threads, depth_first=True)
+                n_threads=n_threads,
+                depth_first=True,
+            )
             grower.grow()
             # leaf value: the weighted mean of the target in the leaf
             for leaf in grower.finalized_leaves:
-                leaf.value = (offset - leaf.sum_gradients / leaf.sum_hessians
-                              if leaf.sum_hessians > 0 else offset)
+                leaf.value = (
+                    offset - leaf.sum_gradients / leaf.sum_hessians
+                    if leaf.sum_hessians > 0
+                    else offset
+                )
             predictor = grower.make_predictor(bm.bin_thresholds_)
             self.estimators_.append(predictor)
             imp, freq = _tree_importances(predictor.nodes, n_features)
@@ -268,15 +333,17 @@ class _BaseInvariantForest(BaseEstimator):
                 if oob.any():
                     Xo = np.asfortranarray(X_binned[oob])
                     oob_sum[oob] += predictor.predict_binned(
-                        Xo, bm.missing_bin_, n_threads)
+                        Xo, bm.missing_bin_, n_threads
+                    )
                     oob_n[oob] += 1
             if self.verbose:
-                print(f"tree {t + 1}/{self.n_estimators}: "
-                      f"{predictor.get_n_leaf_nodes()} leaves, depth "
-                      f"{predictor.get_max_depth()}")
+                print(
+                    f"tree {t + 1}/{self.n_estimators}: "
+                    f"{predictor.get_n_leaf_nodes()} leaves, depth "
+                    f"{predictor.get_max_depth()}"
+                )
         total = importances.sum()
-        self.feature_importances_ = (importances / total if total > 0
-                                     else importances)
+        self.feature_importances_ = importances / total if total > 0 else importances
         self.split_frequency_importances_ = split_freq / self.n_estimators
         if self.oob_score:
             has = oob_n > 0
@@ -284,7 +351,10 @@ class _BaseInvariantForest(BaseEstimator):
                 warnings.warn(
                     f"{int((~has).sum())} rows were drawn by every tree and "
                     "have no out-of-bag prediction; oob_score_ is computed "
-                    "without them. Use more trees.", UserWarning, stacklevel=3)
+                    "without them. Use more trees.",
+                    UserWarning,
+                    stacklevel=3,
+                )
             mean = np.full(n_samples, np.nan)
             mean[has] = oob_sum[has] / oob_n[has]
             return mean, has
@@ -301,8 +371,10 @@ class _BaseInvariantForest(BaseEstimator):
         if not self.bootstrap:
             return [np.arange(n) for _ in self._tree_seeds]
         groups = era_groups(self._era_codes, self.n_eras_)
-        return [np.flatnonzero(era_bootstrap(groups, n, np.random.RandomState(seed)))
-                for seed in self._tree_seeds]
+        return [
+            np.flatnonzero(era_bootstrap(groups, n, np.random.RandomState(seed)))
+            for seed in self._tree_seeds
+        ]
 
     def _mean_tree_output(self, X):
         check_is_fitted(self, "estimators_")
@@ -326,12 +398,15 @@ def _tree_importances(nodes, n_features):
     split = nodes[nodes["is_leaf"] == 0]
     if split.size == 0:
         return np.zeros(n_features), np.zeros(n_features)
-    gain = np.bincount(split["feature"], weights=np.maximum(split["gain"], 0.0),
-                       minlength=n_features)
+    gain = np.bincount(
+        split["feature"], weights=np.maximum(split["gain"], 0.0), minlength=n_features
+    )
     total = gain.sum()
-    freq = np.bincount(split["feature"],
-                       weights=split["count"] / float(nodes[0]["count"]),
-                       minlength=n_features)
+    freq = np.bincount(
+        split["feature"],
+        weights=split["count"] / float(nodes[0]["count"]),
+        minlength=n_features,
+    )
     return (gain / total if total > 0 else gain), freq
 
 
@@ -406,7 +481,8 @@ _DOC_ATTRS = """
 
 
 class InvariantForestRegressor(RegressorMixin, _BaseInvariantForest):
-    __doc__ = """Invariant Random Forest / Time Robust Forest for regression.
+    __doc__ = (
+        """Invariant Random Forest / Time Robust Forest for regression.
 
     Fully grown CART trees on per-era bootstrap samples, with the era-aware
     split criteria of the booster and the Invariant Random Forest's penalty
@@ -417,7 +493,10 @@ class InvariantForestRegressor(RegressorMixin, _BaseInvariantForest):
     With no eras, no penalty and ``bootstrap=False``, one tree is a
     scikit-learn ``DecisionTreeRegressor`` on integer data with fewer than
     ``max_bins`` distinct values per feature (same partition).
-""" + _DOC_PARAMS + _DOC_ATTRS.format(leaf="mean targets") + """
+"""
+        + _DOC_PARAMS
+        + _DOC_ATTRS.format(leaf="mean targets")
+        + """
     oob_prediction_ : ndarray of shape (n_samples,)
         Out-of-bag prediction of every row (NaN for rows without one); only
         with ``oob_score=True``.
@@ -435,6 +514,7 @@ class InvariantForestRegressor(RegressorMixin, _BaseInvariantForest):
     >>> forest.fit(X, y, eras=eras).predict(X_test[:2]).shape
     (2,)
     """
+    )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, eras=None):
@@ -454,9 +534,15 @@ class InvariantForestRegressor(RegressorMixin, _BaseInvariantForest):
         -------
         self
         """
-        X, y = validate_data(self, X, y, dtype=[np.float64, *INT_DTYPES],
-                             ensure_all_finite="allow-nan", y_numeric=True,
-                             reset=True)
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            dtype=[np.float64, *INT_DTYPES],
+            ensure_all_finite="allow-nan",
+            y_numeric=True,
+            reset=True,
+        )
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity.")
@@ -481,7 +567,8 @@ class InvariantForestRegressor(RegressorMixin, _BaseInvariantForest):
 
 
 class InvariantForestClassifier(ClassifierMixin, _BaseInvariantForest):
-    __doc__ = """Invariant Random Forest / Time Robust Forest for binary
+    __doc__ = (
+        """Invariant Random Forest / Time Robust Forest for binary
     classification.
 
     Fully grown Gini trees on per-era bootstrap samples, with the era-aware
@@ -496,7 +583,10 @@ class InvariantForestClassifier(ClassifierMixin, _BaseInvariantForest):
     Two classes only: the paper's invariant is defined for a positive and a
     negative class. For more classes wrap it in scikit-learn's
     ``OneVsRestClassifier``.
-""" + _DOC_PARAMS + _DOC_ATTRS.format(leaf="positive-class shares") + """
+"""
+        + _DOC_PARAMS
+        + _DOC_ATTRS.format(leaf="positive-class shares")
+        + """
     classes_ : ndarray of shape (2,)
     oob_decision_function_ : ndarray of shape (n_samples, 2)
         Out-of-bag class probabilities (NaN for rows without one); only with
@@ -516,6 +606,7 @@ class InvariantForestClassifier(ClassifierMixin, _BaseInvariantForest):
     >>> forest.predict_proba(X_test[:2]).shape
     (2, 2)
     """
+    )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, eras=None):
@@ -535,8 +626,14 @@ class InvariantForestClassifier(ClassifierMixin, _BaseInvariantForest):
         -------
         self
         """
-        X, y = validate_data(self, X, y, dtype=[np.float64, *INT_DTYPES],
-                             ensure_all_finite="allow-nan", reset=True)
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            dtype=[np.float64, *INT_DTYPES],
+            ensure_all_finite="allow-nan",
+            reset=True,
+        )
         check_classification_targets(y)
         self.classes_, y01 = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
@@ -558,7 +655,8 @@ class InvariantForestClassifier(ClassifierMixin, _BaseInvariantForest):
             proba = np.column_stack([1.0 - oob, oob])
             self.oob_decision_function_ = proba
             self.oob_score_ = accuracy_score(
-                y01[has], (proba[has, 1] > proba[has, 0]).astype(np.float64))
+                y01[has], (proba[has, 1] > proba[has, 0]).astype(np.float64)
+            )
         return self
 
     def __sklearn_tags__(self):

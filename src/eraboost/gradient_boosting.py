@@ -1,4 +1,5 @@
 """Era-aware histogram gradient boosting estimators (the fit loop)."""
+
 import hashlib
 from abc import ABC, abstractmethod
 from contextlib import contextmanager, nullcontext
@@ -40,8 +41,7 @@ from ._categorical import (
     remap_monotonic_cst,
 )
 from ._common import G_DTYPE, SPLIT_TYPES, Y_DTYPE
-from ._eras import (check_eras, era_options_text, era_train_val_split,
-                    warn_single_era)
+from ._eras import check_eras, era_options_text, era_train_val_split, warn_single_era
 from ._histogram import HistogramBuilder, histogram_layout
 from ._openmp import effective_n_threads
 from ._predictor import add_leaf_values
@@ -73,8 +73,7 @@ def _fit_data_signature(n_samples, era_codes, era_labels):
     """Number of rows and a digest of the eras, to check warm starts."""
     if era_codes is None:
         return n_samples, None
-    digest = hashlib.blake2b(np.ascontiguousarray(era_codes).tobytes(),
-                             digest_size=16)
+    digest = hashlib.blake2b(np.ascontiguousarray(era_codes).tobytes(), digest_size=16)
     digest.update(repr(np.asarray(era_labels).tolist()).encode())
     return n_samples, digest.hexdigest()
 
@@ -82,8 +81,7 @@ def _fit_data_signature(n_samples, era_codes, era_labels):
 def _check_monotonic_cst(estimator, monotonic_cst, n_features):
     """Monotonic constraints as int8 per feature (scikit-learn's checks and
     error messages)."""
-    return np.asarray(_sk_check_monotonic_cst(estimator, monotonic_cst),
-                      dtype=np.int8)
+    return np.asarray(_sk_check_monotonic_cst(estimator, monotonic_cst), dtype=np.int8)
 
 
 class BaseHistGradientBoosting(BaseEstimator, ABC):
@@ -100,7 +98,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         "max_features": [Interval(RealNotInt, 0, 1, closed="right")],
         "monotonic_cst": ["array-like", dict, None],
         "interaction_cst": [
-            list, tuple, StrOptions({"pairwise", "no_interactions"}), None
+            list,
+            tuple,
+            StrOptions({"pairwise", "no_interactions"}),
+            None,
         ],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "validation_fraction": [
@@ -119,17 +120,38 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         "split_type": [StrOptions(set(SPLIT_TYPES))],
         "boltzmann_alpha": [Real],
         "irf_penalty": [Interval(Real, 0, None, closed="left")],
-        "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"),
-                                     None],
+        "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     @abstractmethod
-    def __init__(self, loss, *, learning_rate, max_iter, max_leaf_nodes,
-                 max_depth, min_samples_leaf, l2_regularization, max_features,
-                 max_bins, categorical_features, monotonic_cst, interaction_cst,
-                 warm_start, early_stopping, scoring, validation_fraction,
-                 n_iter_no_change, tol, verbose, random_state, split_type,
-                 boltzmann_alpha, irf_penalty, min_samples_leaf_per_era):
+    def __init__(
+        self,
+        loss,
+        *,
+        learning_rate,
+        max_iter,
+        max_leaf_nodes,
+        max_depth,
+        min_samples_leaf,
+        l2_regularization,
+        max_features,
+        max_bins,
+        categorical_features,
+        monotonic_cst,
+        interaction_cst,
+        warm_start,
+        early_stopping,
+        scoring,
+        validation_fraction,
+        n_iter_no_change,
+        tol,
+        verbose,
+        random_state,
+        split_type,
+        boltzmann_alpha,
+        irf_penalty,
+        min_samples_leaf_per_era,
+    ):
         self.loss = loss
         self.learning_rate = learning_rate
         self.max_iter = max_iter
@@ -169,20 +191,30 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         """
         if not reset:
             if getattr(self, "_preprocessor", None) is None:
-                return validate_data(self, X, dtype=[np.float64, *INT_DTYPES],
-                                     ensure_all_finite=False, reset=False)
+                return validate_data(
+                    self,
+                    X,
+                    dtype=[np.float64, *INT_DTYPES],
+                    ensure_all_finite=False,
+                    reset=False,
+                )
             return self._preprocessor.transform(X)
-        self.is_categorical_ = check_categorical_features(
-            X, self.categorical_features)
+        self.is_categorical_ = check_categorical_features(X, self.categorical_features)
         self._preprocessor = None
         self._n_categories = np.zeros(0, dtype=np.int64)
         if self.is_categorical_ is None:
-            return validate_data(self, X, dtype=[np.float64, *INT_DTYPES],
-                                 ensure_all_finite=False, reset=True)
+            return validate_data(
+                self,
+                X,
+                dtype=[np.float64, *INT_DTYPES],
+                ensure_all_finite=False,
+                reset=True,
+            )
         self._preprocessor = make_encoder(self.is_categorical_)
         X = self._preprocessor.fit_transform(X)
         self._n_categories = category_counts(
-            self._preprocessor, self.is_categorical_, self.max_bins)
+            self._preprocessor, self.is_categorical_, self.max_bins
+        )
         self.n_features_in_ = self._preprocessor.n_features_in_
         if hasattr(self._preprocessor, "feature_names_in_"):
             self.feature_names_in_ = self._preprocessor.feature_names_in_
@@ -205,8 +237,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         if self.interaction_cst == "no_interactions":
             groups = [[i] for i in range(n_features)]
         elif self.interaction_cst == "pairwise":
-            groups = [[i, j] for i in range(n_features)
-                      for j in range(i + 1, n_features)]
+            groups = [
+                [i, j] for i in range(n_features) for j in range(i + 1, n_features)
+            ]
         else:
             groups = self.interaction_cst
         try:
@@ -241,8 +274,18 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
 
     # -- fit ---------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None, *, eras=None, X_val=None, y_val=None,
-            sample_weight_val=None, eras_val=None):
+    def fit(
+        self,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        eras=None,
+        X_val=None,
+        y_val=None,
+        sample_weight_val=None,
+        eras_val=None,
+    ):
         """Fit the gradient boosting model.
 
         Parameters
@@ -303,8 +346,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             y_val = self._encode_y_val(self._check_y(y_val, "y_val"))
             check_consistent_length(X_val, y_val)
             if sample_weight_val is not None:
-                sample_weight_val = _check_sample_weight(sample_weight_val, X_val,
-                                                         dtype=np.float64)
+                sample_weight_val = _check_sample_weight(
+                    sample_weight_val, X_val, dtype=np.float64
+                )
             if eras_val is not None:
                 check_eras(eras_val, X_val.shape[0], name="eras_val")
             if self.early_stopping is False:
@@ -329,35 +373,44 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             monotonic_cst = remap_monotonic_cst(monotonic_cst, self.is_categorical_)
         if self.n_trees_per_iteration_ != 1 and np.any(monotonic_cst != 0):
             raise ValueError(
-                "monotonic constraints are not supported for multiclass "
-                "classification."
+                "monotonic constraints are not supported for multiclass classification."
             )
         interaction_cst = self._check_interaction_cst(n_features)
         if interaction_cst is not None and self.is_categorical_ is not None:
-            interaction_cst = remap_interaction_cst(interaction_cst,
-                                                    self.is_categorical_)
+            interaction_cst = remap_interaction_cst(
+                interaction_cst, self.is_categorical_
+            )
         n_threads = effective_n_threads()
-        self._loss = (self.loss if isinstance(self.loss, BaseLoss)
-                      else self._get_loss(sample_weight=sample_weight))
+        self._loss = (
+            self.loss
+            if isinstance(self.loss, BaseLoss)
+            else self._get_loss(sample_weight=sample_weight)
+        )
 
         if self.early_stopping == "auto":
             self.do_early_stopping_ = n_samples > 10_000
         else:
             self.do_early_stopping_ = self.early_stopping
-        self._use_validation_data = (self.validation_fraction is not None
-                                     or validation_data_provided)
+        self._use_validation_data = (
+            self.validation_fraction is not None or validation_data_provided
+        )
         codes_train = era_codes
         # era labels of the rows early stopping scores (for an era scorer)
         es_eras_val = None if eras_val is None else np.asarray(eras_val)
-        if (self.do_early_stopping_ and self._use_validation_data
-                and not validation_data_provided):
+        if (
+            self.do_early_stopping_
+            and self._use_validation_data
+            and not validation_data_provided
+        ):
             if era_codes is not None and self.n_eras_ >= 2:
                 # hold out whole eras: early stopping measures out-of-era skill
                 # classifiers: keep every class on both sides
                 val_mask = era_train_val_split(
-                    era_codes, self.validation_fraction,
+                    era_codes,
+                    self.validation_fraction,
                     int(self._random_seed % (2**32)),
-                    y=y if is_classifier(self) else None)
+                    y=y if is_classifier(self) else None,
+                )
                 tr = ~val_mask
                 X_train, X_val = X[tr], X[val_mask]
                 y_train, y_val = y[tr], y[val_mask]
@@ -371,12 +424,16 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             else:
                 stratify = y if hasattr(self._loss, "predict_proba") else None
                 arrays = [X, y] if sample_weight is None else [X, y, sample_weight]
-                parts = train_test_split(*arrays, test_size=self.validation_fraction,
-                                         stratify=stratify,
-                                         random_state=self._random_seed)
+                parts = train_test_split(
+                    *arrays,
+                    test_size=self.validation_fraction,
+                    stratify=stratify,
+                    random_state=self._random_seed,
+                )
                 X_train, X_val, y_train, y_val = parts[:4]
                 sample_weight_train, sample_weight_val = (
-                    (None, None) if sample_weight is None else parts[4:6])
+                    (None, None) if sample_weight is None else parts[4:6]
+                )
                 codes_train = None
         else:
             X_train, y_train, sample_weight_train = X, y, sample_weight
@@ -389,20 +446,26 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         # internal order: the categorical features first (``_check_X``)
         n_cat = self._n_categories.size
         is_cat_internal = np.arange(n_features) < n_cat
-        known_categories = [np.arange(k, dtype=np.float64)
-                            for k in self._n_categories]
+        known_categories = [np.arange(k, dtype=np.float64) for k in self._n_categories]
         known_categories += [None] * (n_features - n_cat)
-        self._bin_mapper = BinMapper(max_bins=self.max_bins,
-                                     random_state=self._random_seed,
-                                     n_threads=n_threads,
-                                     is_categorical=is_cat_internal,
-                                     known_categories=known_categories)
+        self._bin_mapper = BinMapper(
+            max_bins=self.max_bins,
+            random_state=self._random_seed,
+            n_threads=n_threads,
+            is_categorical=is_cat_internal,
+            known_categories=known_categories,
+        )
         X_binned_train = self._bin_mapper.fit_transform(X_train, sample_weight_train)
-        X_binned_val = (None if X_val is None
-                        else np.ascontiguousarray(self._bin_mapper.transform(X_val)))
+        X_binned_val = (
+            None
+            if X_val is None
+            else np.ascontiguousarray(self._bin_mapper.transform(X_val))
+        )
         if self.verbose:
-            print(f"Binning {X_train.nbytes / 1e9:.3f} GB of training data: "
-                  f"{perf_counter() - tic:.3f} s")
+            print(
+                f"Binning {X_train.nbytes / 1e9:.3f} GB of training data: "
+                f"{perf_counter() - tic:.3f} s"
+            )
         bm = self._bin_mapper
         has_missing = bm.has_missing_values(X_binned_train)
         n_samples = X_binned_train.shape[0]
@@ -418,8 +481,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         if n_eras_hist < 2:
             split_code, n_eras_hist, codes_train = 0, 1, None
             # one era: the per-era minimum is a pooled minimum
-            min_samples_leaf = max(min_samples_leaf,
-                                   self.min_samples_leaf_per_era or 0)
+            min_samples_leaf = max(min_samples_leaf, self.min_samples_leaf_per_era or 0)
         if codes_train is None:
             root_indices = np.arange(n_samples, dtype=np.uint32)
             root_is_identity = True
@@ -432,7 +494,8 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         K = self.n_trees_per_iteration_
         scoring_is_predefined_string = self.scoring in _SCORERS
         need_raw_predictions_val = X_binned_val is not None and (
-            scoring_is_predefined_string or self.scoring == "loss")
+            scoring_is_predefined_string or self.scoring == "loss"
+        )
         if warm:
             if self.max_iter < self.n_iter_:
                 raise ValueError(
@@ -446,19 +509,22 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             raw_predictions = self._raw_predict_binned(X_binned_train, n_threads)
             raw_predictions_val = None
             if self.do_early_stopping_ and need_raw_predictions_val:
-                raw_predictions_val = self._raw_predict_binned(X_binned_val,
-                                                               n_threads)
+                raw_predictions_val = self._raw_predict_binned(X_binned_val, n_threads)
             if self.do_early_stopping_ and self.scoring != "loss":
                 self._scorer = check_scoring(self, self.scoring)
                 X_small, y_small, sw_small, idx_small = self._get_small_trainset(
-                    X_binned_train, y_train, sample_weight_train,
-                    self._random_seed)
-                eras_small = (None if es_codes_train is None
-                              else self.eras_[es_codes_train[idx_small]])
+                    X_binned_train, y_train, sample_weight_train, self._random_seed
+                )
+                eras_small = (
+                    None
+                    if es_codes_train is None
+                    else self.eras_[es_codes_train[idx_small]]
+                )
         else:
             begin_at_stage = 0
             self._baseline_prediction = self._loss.fit_intercept_only(
-                y_true=y_train, sample_weight=sample_weight_train).reshape((1, -1))
+                y_true=y_train, sample_weight=sample_weight_train
+            ).reshape((1, -1))
             raw_predictions = np.zeros((n_samples, K), dtype=Y_DTYPE, order="F")
             raw_predictions += self._baseline_prediction
             self._predictors = predictors = []
@@ -468,49 +534,90 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             self.validation_score_ = []
         if self.do_early_stopping_ and not warm:
             if need_raw_predictions_val:
-                raw_predictions_val = np.zeros((X_binned_val.shape[0], K),
-                                               dtype=Y_DTYPE, order="F")
+                raw_predictions_val = np.zeros(
+                    (X_binned_val.shape[0], K), dtype=Y_DTYPE, order="F"
+                )
                 raw_predictions_val += self._baseline_prediction
             if self.scoring == "loss":
                 self._check_early_stopping_loss(
-                    raw_predictions, y_train, sample_weight_train,
-                    raw_predictions_val, y_val, sample_weight_val, n_threads)
+                    raw_predictions,
+                    y_train,
+                    sample_weight_train,
+                    raw_predictions_val,
+                    y_val,
+                    sample_weight_val,
+                    n_threads,
+                )
             else:
                 self._scorer = check_scoring(self, self.scoring)
-                small = self._get_small_trainset(X_binned_train, y_train,
-                                                 sample_weight_train,
-                                                 self._random_seed)
+                small = self._get_small_trainset(
+                    X_binned_train, y_train, sample_weight_train, self._random_seed
+                )
                 X_small, y_small, sw_small, idx_small = small
-                eras_small = (None if es_codes_train is None
-                              else self.eras_[es_codes_train[idx_small]])
+                eras_small = (
+                    None
+                    if es_codes_train is None
+                    else self.eras_[es_codes_train[idx_small]]
+                )
                 self._check_early_stopping_scorer(
-                    X_small, y_small, sw_small, X_binned_val, y_val,
+                    X_small,
+                    y_small,
+                    sw_small,
+                    X_binned_val,
+                    y_val,
                     sample_weight_val,
-                    raw_predictions[idx_small] if scoring_is_predefined_string else None,
-                    raw_predictions_val, eras_small, es_eras_val)
+                    raw_predictions[idx_small]
+                    if scoring_is_predefined_string
+                    else None,
+                    raw_predictions_val,
+                    eras_small,
+                    es_eras_val,
+                )
 
         gradient, hessian = self._loss.init_gradient_and_hessian(
-            n_samples=n_samples, dtype=G_DTYPE, order="F")
+            n_samples=n_samples, dtype=G_DTYPE, order="F"
+        )
         g_view = gradient.reshape((-1, 1)) if gradient.ndim == 1 else gradient
         h_view = hessian.reshape((-1, 1)) if hessian.ndim == 1 else hessian
 
         offsets = histogram_layout(bm.n_bins_, n_eras_hist)
         if n_eras_hist > 1:
-            check_histogram_memory(int(offsets[-1]), n_eras_hist,
-                                   self.max_leaf_nodes, self.max_depth, n_samples,
-                                   min_samples_leaf)
+            check_histogram_memory(
+                int(offsets[-1]),
+                n_eras_hist,
+                self.max_leaf_nodes,
+                self.max_depth,
+                n_samples,
+                min_samples_leaf,
+            )
         pool = HistogramPool(offsets[-1])
-        builder = HistogramBuilder(X_binned_train, bm.n_bins_, offsets, n_eras_hist,
-                                   codes_train, g_view[:, 0], h_view[:, 0], n_threads)
-        splitter = Splitter(bm.n_bins_, offsets, n_eras_hist, has_missing,
-                            monotonic_cst, split_code, alpha,
-                            float(self.l2_regularization), 1e-3,
-                            min_samples_leaf,
-                            bool(builder.hessians_are_constant), n_threads,
-                            is_categorical=is_cat_internal.astype(np.uint8),
-                            irf_penalty=float(self.irf_penalty),
-                            min_samples_leaf_per_era=int(
-                                self.min_samples_leaf_per_era or 0))
+        builder = HistogramBuilder(
+            X_binned_train,
+            bm.n_bins_,
+            offsets,
+            n_eras_hist,
+            codes_train,
+            g_view[:, 0],
+            h_view[:, 0],
+            n_threads,
+        )
+        splitter = Splitter(
+            bm.n_bins_,
+            offsets,
+            n_eras_hist,
+            has_missing,
+            monotonic_cst,
+            split_code,
+            alpha,
+            float(self.l2_regularization),
+            1e-3,
+            min_samples_leaf,
+            bool(builder.hessians_are_constant),
+            n_threads,
+            is_categorical=is_cat_internal.astype(np.uint8),
+            irf_penalty=float(self.irf_penalty),
+            min_samples_leaf_per_era=int(self.min_samples_leaf_per_era or 0),
+        )
         t_hist = t_split = t_apply = t_pred = 0.0
         if self.verbose:
             print("Fitting gradient boosted rounds:")
@@ -520,27 +627,46 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 it_start = perf_counter()
                 print(f"[{iteration + 1}/{self.max_iter}] ", end="", flush=True)
             if self._loss.constant_hessian:
-                self._loss.gradient(y_true=y_train, raw_prediction=raw_predictions,
-                                    sample_weight=sample_weight_train,
-                                    gradient_out=gradient, n_threads=n_threads)
+                self._loss.gradient(
+                    y_true=y_train,
+                    raw_prediction=raw_predictions,
+                    sample_weight=sample_weight_train,
+                    gradient_out=gradient,
+                    n_threads=n_threads,
+                )
             else:
                 self._loss.gradient_hessian(
-                    y_true=y_train, raw_prediction=raw_predictions,
-                    sample_weight=sample_weight_train, gradient_out=gradient,
-                    hessian_out=hessian, n_threads=n_threads)
+                    y_true=y_train,
+                    raw_prediction=raw_predictions,
+                    sample_weight=sample_weight_train,
+                    gradient_out=gradient,
+                    hessian_out=hessian,
+                    n_threads=n_threads,
+                )
             predictors.append([])
             for k in range(K):
                 builder.update_gradients(g_view[:, k], h_view[:, k])
                 grower = TreeGrower(
-                    X_binned_train, builder, splitter, pool, root_indices.copy(),
-                    root_is_identity, bm.n_bins_non_missing_, has_missing,
-                    offsets, self.max_bins,
-                    max_leaf_nodes=self.max_leaf_nodes, max_depth=self.max_depth,
+                    X_binned_train,
+                    builder,
+                    splitter,
+                    pool,
+                    root_indices.copy(),
+                    root_is_identity,
+                    bm.n_bins_non_missing_,
+                    has_missing,
+                    offsets,
+                    self.max_bins,
+                    max_leaf_nodes=self.max_leaf_nodes,
+                    max_depth=self.max_depth,
                     min_samples_leaf=min_samples_leaf,
-                    monotonic_cst=monotonic_cst, interaction_cst=interaction_cst,
+                    monotonic_cst=monotonic_cst,
+                    interaction_cst=interaction_cst,
                     feature_fraction_per_split=self.max_features,
-                    rng=self._feature_subsample_rng, shrinkage=self.learning_rate,
-                    n_threads=n_threads)
+                    rng=self._feature_subsample_rng,
+                    shrinkage=self.learning_rate,
+                    n_threads=n_threads,
+                )
                 grower.grow()
                 t_hist += grower.total_compute_hist_time
                 t_split += grower.total_find_split_time
@@ -548,10 +674,15 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 if not self._loss.differentiable:
                     for leaf in grower.finalized_leaves:
                         idx = leaf.sample_indices
-                        sw = None if sample_weight_train is None else sample_weight_train[idx]
+                        sw = (
+                            None
+                            if sample_weight_train is None
+                            else sample_weight_train[idx]
+                        )
                         update = self._loss.fit_intercept_only(
                             y_true=y_train[idx] - raw_predictions[idx, k],
-                            sample_weight=sw)
+                            sample_weight=sw,
+                        )
                         leaf.value = grower.shrinkage * update
                 predictors[-1].append(grower.make_predictor(bm.bin_thresholds_))
                 tic = perf_counter()
@@ -566,17 +697,33 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 if need_raw_predictions_val:
                     for k, pred in enumerate(predictors[-1]):
                         raw_predictions_val[:, k] += pred.predict_binned(
-                            X_binned_val, bm.missing_bin_, n_threads)
+                            X_binned_val, bm.missing_bin_, n_threads
+                        )
                 if self.scoring == "loss":
                     should_stop = self._check_early_stopping_loss(
-                        raw_predictions, y_train, sample_weight_train,
-                        raw_predictions_val, y_val, sample_weight_val, n_threads)
+                        raw_predictions,
+                        y_train,
+                        sample_weight_train,
+                        raw_predictions_val,
+                        y_val,
+                        sample_weight_val,
+                        n_threads,
+                    )
                 else:
                     should_stop = self._check_early_stopping_scorer(
-                        X_small, y_small, sw_small, X_binned_val, y_val,
+                        X_small,
+                        y_small,
+                        sw_small,
+                        X_binned_val,
+                        y_val,
                         sample_weight_val,
-                        raw_predictions[idx_small] if scoring_is_predefined_string else None,
-                        raw_predictions_val, eras_small, es_eras_val)
+                        raw_predictions[idx_small]
+                        if scoring_is_predefined_string
+                        else None,
+                        raw_predictions_val,
+                        eras_small,
+                        es_eras_val,
+                    )
             if self.verbose >= 2:
                 self._print_iteration_stats(it_start)
             if self._report_iteration(iteration) or should_stop:
@@ -586,8 +733,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         if self.verbose:
             n_leaves = sum(p.get_n_leaf_nodes() for it in predictors for p in it)
             n_trees = sum(len(it) for it in predictors)
-            print(f"Fit {n_trees} trees in {perf_counter() - fit_start:.3f} s, "
-                  f"({n_leaves} total leaves)")
+            print(
+                f"Fit {n_trees} trees in {perf_counter() - fit_start:.3f} s, "
+                f"({n_leaves} total leaves)"
+            )
             print(f"{'Time spent computing histograms:':<32} {t_hist:.3f}s")
             print(f"{'Time spent finding best splits:':<32} {t_split:.3f}s")
             print(f"{'Time spent applying splits:':<32} {t_apply:.3f}s")
@@ -616,8 +765,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 "same data again, or set warm_start=False to start afresh."
             )
         if (eras_prev is None) != (eras_now is None):
-            now, prev = (("without", "with") if eras_now is None
-                         else ("with", "without"))
+            now, prev = ("without", "with") if eras_now is None else ("with", "without")
             raise ValueError(
                 f"warm_start=True: fit was called {now} eras but the "
                 f"previous fit was {prev} eras; pass the same eras again, or "
@@ -632,8 +780,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
 
     def _raw_predict_binned(self, X_binned, n_threads):
         """Raw predictions of the current trees for binned rows."""
-        raw = np.zeros((X_binned.shape[0], self.n_trees_per_iteration_),
-                       dtype=Y_DTYPE, order="F")
+        raw = np.zeros(
+            (X_binned.shape[0], self.n_trees_per_iteration_), dtype=Y_DTYPE, order="F"
+        )
         raw += self._baseline_prediction
         for stage in self._predictors:
             self._add_stage(X_binned, stage, raw, True, n_threads)
@@ -645,15 +794,24 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         if X_binned_train.shape[0] <= 10_000:
             return X_binned_train, y_train, sample_weight_train, slice(None)
         stratify = y_train if is_classifier(self) else None
-        idx = resample(np.arange(X_binned_train.shape[0]), n_samples=10_000,
-                       replace=False, random_state=seed, stratify=stratify)
+        idx = resample(
+            np.arange(X_binned_train.shape[0]),
+            n_samples=10_000,
+            replace=False,
+            random_state=seed,
+            stratify=stratify,
+        )
         sw = None if sample_weight_train is None else sample_weight_train[idx]
         return (np.ascontiguousarray(X_binned_train[idx]), y_train[idx], sw, idx)
 
-    def _score_with_raw_predictions(self, X, y, sample_weight, raw_predictions=None,
-                                    eras=None):
-        ctx = (nullcontext() if raw_predictions is None
-               else _patch_raw_predict(self, raw_predictions))
+    def _score_with_raw_predictions(
+        self, X, y, sample_weight, raw_predictions=None, eras=None
+    ):
+        ctx = (
+            nullcontext()
+            if raw_predictions is None
+            else _patch_raw_predict(self, raw_predictions)
+        )
         with ctx:
             if isinstance(self._scorer, EraScorer):
                 # per-era scores are unweighted: every era counts once
@@ -662,14 +820,28 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 return self._scorer(self, X, y)
             return self._scorer(self, X, y, sample_weight=sample_weight)
 
-    def _check_early_stopping_scorer(self, X_small, y_small, sw_small, X_val,
-                                     y_val, sw_val, raw_small=None, raw_val=None,
-                                     eras_small=None, eras_val=None):
+    def _check_early_stopping_scorer(
+        self,
+        X_small,
+        y_small,
+        sw_small,
+        X_val,
+        y_val,
+        sw_val,
+        raw_small=None,
+        raw_val=None,
+        eras_small=None,
+        eras_val=None,
+    ):
         if isinstance(self._scorer, EraScorer):
-            missing = [name for name, e, used in [
-                ("training", eras_small, True),
-                ("validation", eras_val, self._use_validation_data)]
-                if used and e is None]
+            missing = [
+                name
+                for name, e, used in [
+                    ("training", eras_small, True),
+                    ("validation", eras_val, self._use_validation_data),
+                ]
+                if used and e is None
+            ]
             if missing:
                 raise ValueError(
                     f"scoring={self._scorer!r} scores era by era, but the eras "
@@ -681,27 +853,48 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         try:
             y_small_dec = self._decode_y(y_small)
             self.train_score_.append(
-                self._score_with_raw_predictions(X_small, y_small_dec, sw_small,
-                                                 raw_small, eras_small))
+                self._score_with_raw_predictions(
+                    X_small, y_small_dec, sw_small, raw_small, eras_small
+                )
+            )
             if self._use_validation_data:
                 self.validation_score_.append(
-                    self._score_with_raw_predictions(X_val, self._decode_y(y_val),
-                                                     sw_val, raw_val, eras_val))
+                    self._score_with_raw_predictions(
+                        X_val, self._decode_y(y_val), sw_val, raw_val, eras_val
+                    )
+                )
                 return self._should_stop(self.validation_score_)
             return self._should_stop(self.train_score_)
         finally:
             del self._in_fit
 
-    def _check_early_stopping_loss(self, raw_predictions, y_train, sw_train,
-                                   raw_predictions_val, y_val, sw_val, n_threads=1):
-        self.train_score_.append(-self._loss(y_true=y_train,
-                                             raw_prediction=raw_predictions,
-                                             sample_weight=sw_train,
-                                             n_threads=n_threads))
+    def _check_early_stopping_loss(
+        self,
+        raw_predictions,
+        y_train,
+        sw_train,
+        raw_predictions_val,
+        y_val,
+        sw_val,
+        n_threads=1,
+    ):
+        self.train_score_.append(
+            -self._loss(
+                y_true=y_train,
+                raw_prediction=raw_predictions,
+                sample_weight=sw_train,
+                n_threads=n_threads,
+            )
+        )
         if self._use_validation_data:
-            self.validation_score_.append(-self._loss(
-                y_true=y_val, raw_prediction=raw_predictions_val,
-                sample_weight=sw_val, n_threads=n_threads))
+            self.validation_score_.append(
+                -self._loss(
+                    y_true=y_val,
+                    raw_prediction=raw_predictions_val,
+                    sample_weight=sw_val,
+                    n_threads=n_threads,
+                )
+            )
             return self._should_stop(self.validation_score_)
         return self._should_stop(self.train_score_)
 
@@ -712,7 +905,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         if len(scores) < ref:
             return False
         reference = scores[-ref] + self.tol
-        return not any(s > reference for s in scores[-ref + 1:])
+        return not any(s > reference for s in scores[-ref + 1 :])
 
     def _report_iteration(self, iteration):
         """Call the per-iteration hook ``self._iteration_callback``, if set.
@@ -760,8 +953,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         is_binned = getattr(self, "_in_fit", False)
         if not is_binned:
             X = self._check_X(X, reset=False)
-        raw = np.zeros((X.shape[0], self.n_trees_per_iteration_), dtype=Y_DTYPE,
-                       order="F")
+        raw = np.zeros(
+            (X.shape[0], self.n_trees_per_iteration_), dtype=Y_DTYPE, order="F"
+        )
         raw += self._baseline_prediction
         for stage in self._predictors:
             self._add_stage(X, stage, raw, is_binned, n_threads)
@@ -771,16 +965,18 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         n_threads = n_threads or effective_n_threads()
         for k, pred in enumerate(stage):
             if is_binned:
-                raw[:, k] += pred.predict_binned(X, self._bin_mapper.missing_bin_,
-                                                 n_threads)
+                raw[:, k] += pred.predict_binned(
+                    X, self._bin_mapper.missing_bin_, n_threads
+                )
             else:
                 raw[:, k] += pred.predict(X, n_threads)
 
     def _staged_raw_predict(self, X):
         check_is_fitted(self, "_predictors")
         X = self._check_X(X, reset=False)
-        raw = np.zeros((X.shape[0], self.n_trees_per_iteration_), dtype=Y_DTYPE,
-                       order="F")
+        raw = np.zeros(
+            (X.shape[0], self.n_trees_per_iteration_), dtype=Y_DTYPE, order="F"
+        )
         raw += self._baseline_prediction
         for stage in self._predictors:
             self._add_stage(X, stage, raw, False)
@@ -981,28 +1177,61 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         "quantile": [Interval(Real, 0, 1, closed="both"), None],
     }
 
-    def __init__(self, loss="squared_error", *, quantile=None, learning_rate=0.1,
-                 max_iter=100, max_leaf_nodes=31, max_depth=None,
-                 min_samples_leaf=20, l2_regularization=0.0, max_features=1.0,
-                 max_bins=255, categorical_features="from_dtype",
-                 monotonic_cst=None, interaction_cst=None, warm_start=False,
-                 early_stopping="auto", scoring="loss", validation_fraction=0.1,
-                 n_iter_no_change=10, tol=1e-7, verbose=0, random_state=None,
-                 split_type="original", boltzmann_alpha=0.0, irf_penalty=0.0,
-                 min_samples_leaf_per_era=None):
+    def __init__(
+        self,
+        loss="squared_error",
+        *,
+        quantile=None,
+        learning_rate=0.1,
+        max_iter=100,
+        max_leaf_nodes=31,
+        max_depth=None,
+        min_samples_leaf=20,
+        l2_regularization=0.0,
+        max_features=1.0,
+        max_bins=255,
+        categorical_features="from_dtype",
+        monotonic_cst=None,
+        interaction_cst=None,
+        warm_start=False,
+        early_stopping="auto",
+        scoring="loss",
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-7,
+        verbose=0,
+        random_state=None,
+        split_type="original",
+        boltzmann_alpha=0.0,
+        irf_penalty=0.0,
+        min_samples_leaf_per_era=None,
+    ):
         super().__init__(
-            loss=loss, learning_rate=learning_rate, max_iter=max_iter,
-            max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
+            loss=loss,
+            learning_rate=learning_rate,
+            max_iter=max_iter,
+            max_leaf_nodes=max_leaf_nodes,
+            max_depth=max_depth,
             min_samples_leaf=min_samples_leaf,
-            l2_regularization=l2_regularization, max_features=max_features,
-            max_bins=max_bins, categorical_features=categorical_features,
-            monotonic_cst=monotonic_cst, interaction_cst=interaction_cst,
-            warm_start=warm_start, early_stopping=early_stopping,
-            scoring=scoring, validation_fraction=validation_fraction,
-            n_iter_no_change=n_iter_no_change, tol=tol, verbose=verbose,
-            random_state=random_state, split_type=split_type,
-            boltzmann_alpha=boltzmann_alpha, irf_penalty=irf_penalty,
-            min_samples_leaf_per_era=min_samples_leaf_per_era)
+            l2_regularization=l2_regularization,
+            max_features=max_features,
+            max_bins=max_bins,
+            categorical_features=categorical_features,
+            monotonic_cst=monotonic_cst,
+            interaction_cst=interaction_cst,
+            warm_start=warm_start,
+            early_stopping=early_stopping,
+            scoring=scoring,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            verbose=verbose,
+            random_state=random_state,
+            split_type=split_type,
+            boltzmann_alpha=boltzmann_alpha,
+            irf_penalty=irf_penalty,
+            min_samples_leaf_per_era=min_samples_leaf_per_era,
+        )
         self.quantile = quantile
 
     def predict(self, X):
@@ -1026,6 +1255,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
 
     def _get_loss(self, sample_weight):
         if self.loss == "quantile":
-            return _LOSSES["quantile"](sample_weight=sample_weight,
-                                       quantile=self.quantile)
+            return _LOSSES["quantile"](
+                sample_weight=sample_weight, quantile=self.quantile
+            )
         return _LOSSES[self.loss](sample_weight=sample_weight)

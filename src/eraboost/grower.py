@@ -6,6 +6,7 @@ node's best split and orders the open leaves by ``split_info.priority``
 rules follow scikit-learn's ``TreeGrower`` so that ``split_type="original"``
 grows the very same trees.
 """
+
 import os
 import sys
 from heapq import heappop, heappush
@@ -59,9 +60,16 @@ def available_memory():
         return None
 
 
-def check_histogram_memory(n_cells, n_eras, max_leaf_nodes, max_depth,
-                           n_samples, min_samples_leaf, budget=None,
-                           depth_first=False):
+def check_histogram_memory(
+    n_cells,
+    n_eras,
+    max_leaf_nodes,
+    max_depth,
+    n_samples,
+    min_samples_leaf,
+    budget=None,
+    depth_first=False,
+):
     """Raise MemoryError before fitting if the histograms would not fit.
 
     Estimate, in bytes::
@@ -88,14 +96,19 @@ def check_histogram_memory(n_cells, n_eras, max_leaf_nodes, max_depth,
         The estimate, in bytes.
     """
     if depth_first:
-        live = min(64 if max_depth is None else max_depth,
-                   n_samples // max(min_samples_leaf, 1)) + 2
+        live = (
+            min(
+                64 if max_depth is None else max_depth,
+                n_samples // max(min_samples_leaf, 1),
+            )
+            + 2
+        )
     elif max_leaf_nodes is not None:
         live = max_leaf_nodes + 1
     else:
         live = min(n_samples // max(min_samples_leaf, 1), 1024) + 1
         if max_depth is not None:
-            live = min(live, 2 ** max_depth + 1)
+            live = min(live, 2**max_depth + 1)
     need = n_cells * HIST_DTYPE.itemsize * live
     if budget is None:
         avail = available_memory()
@@ -118,14 +131,25 @@ def check_histogram_memory(n_cells, n_eras, max_leaf_nodes, max_depth,
 class TreeNode:
     """A node during growth (not used for prediction)."""
 
-    __slots__ = ("depth", "sample_indices", "n_samples", "sum_gradients",
-                 "sum_hessians", "value", "is_leaf", "split_info", "left_child",
-                 "right_child", "histograms", "allowed_features",
-                 "interaction_cst_indices", "children_lower_bound",
-                 "children_upper_bound")
+    __slots__ = (
+        "allowed_features",
+        "children_lower_bound",
+        "children_upper_bound",
+        "depth",
+        "histograms",
+        "interaction_cst_indices",
+        "is_leaf",
+        "left_child",
+        "n_samples",
+        "right_child",
+        "sample_indices",
+        "split_info",
+        "sum_gradients",
+        "sum_hessians",
+        "value",
+    )
 
-    def __init__(self, depth, sample_indices, sum_gradients, sum_hessians,
-                 value=None):
+    def __init__(self, depth, sample_indices, sum_gradients, sum_hessians, value=None):
         self.depth = depth
         self.sample_indices = sample_indices
         self.n_samples = sample_indices.shape[0]
@@ -181,13 +205,30 @@ class TreeGrower:
         is what deep forest trees need.
     """
 
-    def __init__(self, X_binned, builder, splitter, pool, root_indices,
-                 root_is_identity, n_bins_non_missing, has_missing_values,
-                 offsets, max_bins,
-                 max_leaf_nodes=None, max_depth=None, min_samples_leaf=20,
-                 min_hessian_to_split=1e-3, monotonic_cst=None,
-                 interaction_cst=None, feature_fraction_per_split=1.0,
-                 rng=None, shrinkage=1.0, n_threads=1, depth_first=False):
+    def __init__(
+        self,
+        X_binned,
+        builder,
+        splitter,
+        pool,
+        root_indices,
+        root_is_identity,
+        n_bins_non_missing,
+        has_missing_values,
+        offsets,
+        max_bins,
+        max_leaf_nodes=None,
+        max_depth=None,
+        min_samples_leaf=20,
+        min_hessian_to_split=1e-3,
+        monotonic_cst=None,
+        interaction_cst=None,
+        feature_fraction_per_split=1.0,
+        rng=None,
+        shrinkage=1.0,
+        n_threads=1,
+        depth_first=False,
+    ):
         self.X_binned = X_binned
         self.builder = builder
         self.splitter = splitter
@@ -205,8 +246,9 @@ class TreeGrower:
         self.min_hessian_to_split = min_hessian_to_split
         self.n_features = X_binned.shape[1]
         self.monotonic_cst = monotonic_cst
-        self.with_monotonic_cst = (monotonic_cst is not None
-                                   and np.any(monotonic_cst != 0))
+        self.with_monotonic_cst = monotonic_cst is not None and np.any(
+            monotonic_cst != 0
+        )
         self.interaction_cst = interaction_cst
         self.feature_fraction_per_split = feature_fraction_per_split
         self.rng = rng
@@ -233,14 +275,16 @@ class TreeGrower:
             leaf.value *= self.shrinkage
 
     def _features(self, node):
-        return (self.all_features if node.allowed_features is None
-                else node.allowed_features)
+        return (
+            self.all_features
+            if node.allowed_features is None
+            else node.allowed_features
+        )
 
     def _build(self, node, root=False):
         tic = perf_counter()
         buf = self.pool.get()
-        self.builder.compute_brute(node.sample_indices, buf, self._features(node),
-                                   root)
+        self.builder.compute_brute(node.sample_indices, buf, self._features(node), root)
         self.total_compute_hist_time += perf_counter() - tic
         return buf
 
@@ -262,7 +306,7 @@ class TreeGrower:
         f = some_feature
         nb = int(self.n_bins_non_missing[f]) + 1
         n_rows = self.builder.n_eras
-        block = root.histograms[self.offsets[f]:self.offsets[f] + n_rows * nb]
+        block = root.histograms[self.offsets[f] : self.offsets[f] + n_rows * nb]
         block = block.reshape(n_rows, nb)  # (eras, bins)
         full = np.zeros(self.max_bins + 1)
         full[: nb - 1] = block["g"][:, : nb - 1].sum(axis=0)
@@ -274,7 +318,10 @@ class TreeGrower:
             full[: nb - 1] = block["h"][:, : nb - 1].sum(axis=0)
             full[self.max_bins] = block["h"][:, nb - 1].sum()
             root.sum_hessians = full.sum()
-        if n < 2 * self.min_samples_leaf or root.sum_hessians < self.min_hessian_to_split:
+        if (
+            n < 2 * self.min_samples_leaf
+            or root.sum_hessians < self.min_hessian_to_split
+        ):
             self._finalize_leaf(root)
             return
         if self.interaction_cst is not None:
@@ -297,9 +344,14 @@ class TreeGrower:
     def _compute_best_split_and_push(self, node):
         features = self._features(node)
         node.split_info = self.splitter.find_node_split(
-            node.n_samples, node.histograms, node.sum_gradients,
-            node.sum_hessians, node.value, node.children_lower_bound,
-            node.children_upper_bound, features,
+            node.n_samples,
+            node.histograms,
+            node.sum_gradients,
+            node.sum_hessians,
+            node.value,
+            node.children_lower_bound,
+            node.children_upper_bound,
+            features,
             self._sampled_mask(features.shape[0]),
         )
         if not node.split_info.found:
@@ -310,30 +362,50 @@ class TreeGrower:
             heappush(self.splittable_nodes, node)
 
     def split_next(self):
-        node = (self.splittable_nodes.pop() if self.depth_first
-                else heappop(self.splittable_nodes))
+        node = (
+            self.splittable_nodes.pop()
+            if self.depth_first
+            else heappop(self.splittable_nodes)
+        )
         info = node.split_info
         tic = perf_counter()
         if info.is_categorical:
             n_left = split_indices_categorical(
-                self.X_binned, info.feature_idx, info.left_cat_bitset,
-                node.sample_indices, self.buffer[: node.n_samples],
-                self.n_threads)
+                self.X_binned,
+                info.feature_idx,
+                info.left_cat_bitset,
+                node.sample_indices,
+                self.buffer[: node.n_samples],
+                self.n_threads,
+            )
         else:
             n_left = split_indices(
-                self.X_binned, info.feature_idx, info.bin_idx,
-                info.missing_go_to_left, self.n_bins_non_missing[info.feature_idx],
-                node.sample_indices, self.buffer[: node.n_samples], self.n_threads,
+                self.X_binned,
+                info.feature_idx,
+                info.bin_idx,
+                info.missing_go_to_left,
+                self.n_bins_non_missing[info.feature_idx],
+                node.sample_indices,
+                self.buffer[: node.n_samples],
+                self.n_threads,
             )
         self.total_apply_split_time += perf_counter() - tic
         depth = node.depth + 1
         n_leaf_nodes = len(self.finalized_leaves) + len(self.splittable_nodes) + 2
-        left = TreeNode(depth, node.sample_indices[:n_left],
-                        info.sum_gradient_left, info.sum_hessian_left,
-                        info.value_left)
-        right = TreeNode(depth, node.sample_indices[n_left:],
-                         info.sum_gradient_right, info.sum_hessian_right,
-                         info.value_right)
+        left = TreeNode(
+            depth,
+            node.sample_indices[:n_left],
+            info.sum_gradient_left,
+            info.sum_hessian_left,
+            info.value_left,
+        )
+        right = TreeNode(
+            depth,
+            node.sample_indices[n_left:],
+            info.sum_gradient_right,
+            info.sum_hessian_right,
+            info.value_right,
+        )
         node.left_child, node.right_child = left, right
         if self.interaction_cst is not None:
             allowed, indices = self._compute_interactions(node)
@@ -367,15 +439,20 @@ class TreeGrower:
             else:
                 mid = (left.value + right.value) / 2
                 bounds = ((lo, mid), (mid, hi)) if cst == 1 else ((mid, hi), (lo, mid))
-            (left.children_lower_bound, left.children_upper_bound), (
-                right.children_lower_bound, right.children_upper_bound) = bounds
+            (
+                (left.children_lower_bound, left.children_upper_bound),
+                (right.children_lower_bound, right.children_upper_bound),
+            ) = bounds
 
         if not left.is_leaf or not right.is_leaf:
-            small, large = (left, right) if left.n_samples < right.n_samples else (right, left)
+            small, large = (
+                (left, right) if left.n_samples < right.n_samples else (right, left)
+            )
             small.histograms = self._build(small)
             tic = perf_counter()
-            self.builder.compute_subtraction(node.histograms, small.histograms,
-                                             self._features(small))
+            self.builder.compute_subtraction(
+                node.histograms, small.histograms, self._features(small)
+            )
             large.histograms, node.histograms = node.histograms, None
             self.total_compute_hist_time += perf_counter() - tic
             tic = perf_counter()
@@ -416,16 +493,32 @@ class TreeGrower:
         """Flatten the tree into a :class:`~eraboost.predictor.TreePredictor`."""
         from .predictor import TreePredictor
 
-        bitsets, n_known = [], []   # categorical splits, in node order
+        bitsets, n_known = [], []  # categorical splits, in node order
         # depth-first, left subtree before right: same order as scikit-learn.
         # One record per node, fields in NODE_DTYPE's order; left and right
         # (5 and 6) are filled once the subtrees are numbered.
         rows = []
+
         def visit(gnode):
             gain = gnode.split_info.gain if gnode.split_info is not None else -1
             if gnode.is_leaf:
-                rows.append((gnode.value, gnode.n_samples, 0, 0.0, 0, 0, 0, gain,
-                             gnode.depth, 1, 0, 0, 0))
+                rows.append(
+                    (
+                        gnode.value,
+                        gnode.n_samples,
+                        0,
+                        0.0,
+                        0,
+                        0,
+                        0,
+                        gain,
+                        gnode.depth,
+                        1,
+                        0,
+                        0,
+                        0,
+                    )
+                )
                 return
             info = gnode.split_info
             f, b = info.feature_idx, info.bin_idx
@@ -440,14 +533,27 @@ class TreeGrower:
                 threshold = np.inf
             else:
                 threshold = bin_thresholds[f][b]
-            rec = [gnode.value, gnode.n_samples, f, threshold,
-                   info.missing_go_to_left, 0, 0, gain, gnode.depth, 0, b,
-                   is_cat, bitset_idx]
+            rec = [
+                gnode.value,
+                gnode.n_samples,
+                f,
+                threshold,
+                info.missing_go_to_left,
+                0,
+                0,
+                gain,
+                gnode.depth,
+                0,
+                b,
+                is_cat,
+                bitset_idx,
+            ]
             rows.append(rec)
             rec[5] = len(rows)
             visit(gnode.left_child)
             rec[6] = len(rows)
             visit(gnode.right_child)
+
         if self.n_nodes + 100 > sys.getrecursionlimit():
             sys.setrecursionlimit(self.n_nodes + 100)
         visit(self.root)

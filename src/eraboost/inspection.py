@@ -1,4 +1,5 @@
 """Looking inside fitted era-aware models."""
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -27,8 +28,9 @@ def split_feature_shares(estimator, weighted=False):
             split = nodes[nodes["is_leaf"] == 0]
             if split.size == 0:
                 continue
-            weight = (split["count"] / nodes[0]["count"] if weighted
-                      else np.ones(split.size))
+            weight = (
+                split["count"] / nodes[0]["count"] if weighted else np.ones(split.size)
+            )
             np.add.at(totals, split["feature"], weight)
     total = totals.sum()
     return totals / total if total > 0 else totals

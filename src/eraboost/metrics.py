@@ -5,6 +5,7 @@ era (its correlation with the target, its error, ...), then the mean, the
 spread and the worst of those scores. Every era counts once, whatever its
 number of rows, and rows are unweighted within an era.
 """
+
 import numpy as np
 from scipy.special import ndtri
 from scipy.stats import rankdata
@@ -135,8 +136,7 @@ def era_scores(y_true, y_pred, eras, metric="pearson", *, return_eras=False):
         )
     if y_true.shape != y_pred.shape:
         raise ValueError(
-            f"y_true has {y_true.shape[0]} rows but y_pred has "
-            f"{y_pred.shape[0]}."
+            f"y_true has {y_true.shape[0]} rows but y_pred has {y_pred.shape[0]}."
         )
     if y_true.shape[0] == 0:
         raise ValueError("era_scores needs at least one row; got none.")
@@ -146,8 +146,10 @@ def era_scores(y_true, y_pred, eras, metric="pearson", *, return_eras=False):
         y_pred = y_pred.astype(np.float64)
         if metric != "roc_auc":
             y_true = y_true.astype(np.float64)
-        if not (np.isfinite(y_pred).all()
-                and (metric == "roc_auc" or np.isfinite(y_true).all())):
+        if not (
+            np.isfinite(y_pred).all()
+            and (metric == "roc_auc" or np.isfinite(y_true).all())
+        ):
             raise ValueError(f"metric={metric!r} needs finite y_true and y_pred.")
     if metric == "roc_auc":
         classes = np.unique(y_true)
@@ -299,8 +301,9 @@ class EraScorer:
                 "params={'eras': eras} (the estimator's own eras with "
                 "estimator.set_fit_request(eras=True))."
             )
-        scores = self._sign() * era_scores(y_true, self._response(estimator, X),
-                                           eras, self.metric)
+        scores = self._sign() * era_scores(
+            y_true, self._response(estimator, X), eras, self.metric
+        )
         if self.aggregate == "mean":
             return float(scores.mean())
         if self.aggregate == "min":

@@ -6,6 +6,7 @@ routing on, they read the groups from the ``eras`` metadata by default, so
 ``params={"eras": eras}`` feeds the splitter, the estimator and an era
 scorer at once.
 """
+
 from numbers import Integral
 from typing import ClassVar
 
@@ -14,8 +15,7 @@ from sklearn.model_selection import BaseCrossValidator
 
 from ._eras import check_eras
 
-__all__ = ["EraKFold", "EraTimeSeriesSplit", "worst_fold_refit",
-           "worst_fold_scores"]
+__all__ = ["EraKFold", "EraTimeSeriesSplit", "worst_fold_refit", "worst_fold_scores"]
 
 
 def _check_int(value, name, low):
@@ -56,8 +56,10 @@ class _EraSplitter(BaseCrossValidator):
         codes, labels = check_eras(groups, n_samples, name="groups")
         plan = self._plan(labels.size)  # validates everything before yielding
         for train_eras, test_eras in plan:
-            yield (np.flatnonzero(np.isin(codes, train_eras)),
-                   np.flatnonzero(np.isin(codes, test_eras)))
+            yield (
+                np.flatnonzero(np.isin(codes, train_eras)),
+                np.flatnonzero(np.isin(codes, test_eras)),
+            )
 
     def _iter_test_indices(self, X=None, y=None, groups=None):  # pragma: no cover
         raise NotImplementedError  # split() is overridden
@@ -169,8 +171,15 @@ class EraTimeSeriesSplit(_EraSplitter):
     [0 1 2] [4 5]
     """
 
-    def __init__(self, n_splits=5, *, embargo=0, test_eras=None,
-                 max_train_eras=None, train_after=False):
+    def __init__(
+        self,
+        n_splits=5,
+        *,
+        embargo=0,
+        test_eras=None,
+        max_train_eras=None,
+        train_after=False,
+    ):
         self.n_splits = n_splits
         self.embargo = embargo
         self.test_eras = test_eras
@@ -180,27 +189,33 @@ class EraTimeSeriesSplit(_EraSplitter):
     def _plan(self, n_eras):
         n_splits = _check_int(self.n_splits, "n_splits", 1)
         embargo = _check_int(self.embargo, "embargo", 0)
-        size = (n_eras // (n_splits + 1) if self.test_eras is None
-                else _check_int(self.test_eras, "test_eras", 1))
+        size = (
+            n_eras // (n_splits + 1)
+            if self.test_eras is None
+            else _check_int(self.test_eras, "test_eras", 1)
+        )
         if size < 1 or n_splits * size >= n_eras:
             raise ValueError(
                 f"EraTimeSeriesSplit(n_splits={n_splits}) needs more eras than "
                 f"its {n_splits} test blocks of {max(size, 1)} era(s) (at least one "
                 f"era to train on before them); groups has {n_eras}."
             )
-        window = (None if self.max_train_eras is None
-                  else _check_int(self.max_train_eras, "max_train_eras", 1))
+        window = (
+            None
+            if self.max_train_eras is None
+            else _check_int(self.max_train_eras, "max_train_eras", 1)
+        )
         eras = np.arange(n_eras)
         plan = []
         for i in range(n_splits):
             start = n_eras - (n_splits - i) * size
-            test = eras[start:start + size]
-            before = eras[:max(start - embargo, 0)]
+            test = eras[start : start + size]
+            before = eras[: max(start - embargo, 0)]
             if window is not None:
                 before = before[-window:]
             train = before
             if self.train_after:
-                train = np.concatenate((before, eras[start + size + embargo:]))
+                train = np.concatenate((before, eras[start + size + embargo :]))
             plan.append(self._check_train(train, test, n_eras))
         return plan
 
@@ -222,9 +237,13 @@ def worst_fold_scores(cv_results, metric="score"):
     worst : ndarray of shape (n_candidates,)
         NaN scores (failed fits) count as ``-inf``.
     """
-    keys = [k for k in cv_results
-            if k.startswith("split") and k.endswith(f"_test_{metric}")
-            and k[len("split"):-len(f"_test_{metric}")].isdigit()]
+    keys = [
+        k
+        for k in cv_results
+        if k.startswith("split")
+        and k.endswith(f"_test_{metric}")
+        and k[len("split") : -len(f"_test_{metric}")].isdigit()
+    ]
     if not keys:
         raise ValueError(
             f"cv_results has no per-split test scores for metric {metric!r} "
@@ -232,8 +251,9 @@ def worst_fold_scores(cv_results, metric="score"):
             "metric=<scorer name>, e.g. functools.partial(worst_fold_refit, "
             "metric='r2')."
         )
-    scores = np.column_stack([np.asarray(cv_results[k], dtype=np.float64)
-                              for k in keys])
+    scores = np.column_stack(
+        [np.asarray(cv_results[k], dtype=np.float64) for k in keys]
+    )
     return np.where(np.isnan(scores), -np.inf, scores).min(axis=1)
 
 

@@ -1,4 +1,5 @@
 """A fitted tree, flattened for fast prediction."""
+
 import numpy as np
 
 from ._common import BITSET_DTYPE
@@ -22,14 +23,15 @@ class TreePredictor:
         missing-value bin.
     """
 
-    def __init__(self, nodes, binned_left_cat_bitsets=None,
-                 raw_left_cat_bitsets=None):
+    def __init__(self, nodes, binned_left_cat_bitsets=None, raw_left_cat_bitsets=None):
         self.nodes = nodes
         empty = np.zeros((0, 8), dtype=BITSET_DTYPE)
-        self.binned_left_cat_bitsets = (empty if binned_left_cat_bitsets is None
-                                        else binned_left_cat_bitsets)
-        self.raw_left_cat_bitsets = (empty if raw_left_cat_bitsets is None
-                                     else raw_left_cat_bitsets)
+        self.binned_left_cat_bitsets = (
+            empty if binned_left_cat_bitsets is None else binned_left_cat_bitsets
+        )
+        self.raw_left_cat_bitsets = (
+            empty if raw_left_cat_bitsets is None else raw_left_cat_bitsets
+        )
 
     def get_n_leaf_nodes(self):
         return int(self.nodes["is_leaf"].sum())
@@ -38,16 +40,26 @@ class TreePredictor:
         return int(self.nodes["depth"].max())
 
     def predict(self, X, n_threads=None):
-        """Leaf values for a raw matrix: float64 (NaN = missing) or 8/16-bit integers."""
+        """Leaf values of a raw matrix: float64 (NaN = missing) or 8/16-bit ints."""
         out = np.empty(X.shape[0], dtype=np.float64)
-        predict_raw(self.nodes, X, self.raw_left_cat_bitsets, out,
-                    n_threads or effective_n_threads())
+        predict_raw(
+            self.nodes,
+            X,
+            self.raw_left_cat_bitsets,
+            out,
+            n_threads or effective_n_threads(),
+        )
         return out
 
     def predict_binned(self, X_binned, missing_bin, n_threads=None):
         """Leaf values for a binned matrix."""
         out = np.empty(X_binned.shape[0], dtype=np.float64)
-        predict_binned(self.nodes, X_binned, missing_bin,
-                       self.binned_left_cat_bitsets, out,
-                       n_threads or effective_n_threads())
+        predict_binned(
+            self.nodes,
+            X_binned,
+            missing_bin,
+            self.binned_left_cat_bitsets,
+            out,
+            n_threads or effective_n_threads(),
+        )
         return out

@@ -13,6 +13,7 @@
 The plots need matplotlib (``pip install eraboost[cli]``); it is imported
 lazily, with the non-interactive Agg backend.
 """
+
 import csv
 from pathlib import Path
 
@@ -20,8 +21,18 @@ import numpy as np
 
 from .metrics import _METRICS, era_scores, era_summary
 
-SUMMARY_FIELDS = ("model", "metric", "mean", "std", "sharpe", "worst",
-                  "worst_era", "positive_share", "max_drawdown", "n_eras")
+SUMMARY_FIELDS = (
+    "model",
+    "metric",
+    "mean",
+    "std",
+    "sharpe",
+    "worst",
+    "worst_era",
+    "positive_share",
+    "max_drawdown",
+    "n_eras",
+)
 
 
 def compare_models(predictions, y_true, eras, metric="pearson"):
@@ -81,22 +92,31 @@ def write_report(out_dir, labels, scores, summaries, metric):
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     names = list(scores)
-    paths = [out / "era_scores.csv", out / "summary.csv",
-             out / "era_scores.png", out / "cumulative.png"]
+    paths = [
+        out / "era_scores.csv",
+        out / "summary.csv",
+        out / "era_scores.png",
+        out / "cumulative.png",
+    ]
     with open(paths[0], "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["era"] + names)
+        writer.writerow(["era", *names])
         for i, label in enumerate(labels):
-            writer.writerow([_plain(label)] + [repr(float(scores[n][i]))
-                                               for n in names])
+            writer.writerow(
+                [_plain(label)] + [repr(float(scores[n][i])) for n in names]
+            )
     with open(paths[1], "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(SUMMARY_FIELDS)
         for n in names:
             s = summaries[n]
-            writer.writerow([n, metric] + [
-                repr(s[k]) if isinstance(s[k], float) else s[k]
-                for k in SUMMARY_FIELDS[2:]])
+            writer.writerow(
+                [n, metric]
+                + [
+                    repr(s[k]) if isinstance(s[k], float) else s[k]
+                    for k in SUMMARY_FIELDS[2:]
+                ]
+            )
     plot_era_scores(paths[2], labels, scores, metric)
     plot_cumulative(paths[3], labels, scores, metric)
     return paths
@@ -120,8 +140,9 @@ def _era_axis(ax, labels):
     step = max(1, int(np.ceil(n / 20)))
     ticks = np.arange(0, n, step)
     ax.set_xticks(ticks)
-    ax.set_xticklabels([str(_plain(labels[i])) for i in ticks], rotation=45,
-                       ha="right", fontsize=7)
+    ax.set_xticklabels(
+        [str(_plain(labels[i])) for i in ticks], rotation=45, ha="right", fontsize=7
+    )
     ax.set_xlabel("era")
     ax.set_xlim(-0.7, n - 0.3)
 
@@ -134,14 +155,17 @@ def plot_era_scores(path, labels, scores, metric):
     width = 0.8 / k
     x = np.arange(n)
     for i, (name, s) in enumerate(scores.items()):
-        ax.bar(x - 0.4 + width * (i + 0.5), s, width=width,
-               label=f"{name} (mean {s.mean():.4g})")
+        ax.bar(
+            x - 0.4 + width * (i + 0.5),
+            s,
+            width=width,
+            label=f"{name} (mean {s.mean():.4g})",
+        )
     ax.axhline(0, color="black", linewidth=0.6)
     _era_axis(ax, labels)
     ax.set_ylabel(metric)
     ax.set_title(f"Per-era {metric}")
-    ax.legend(fontsize=8, frameon=False, loc="upper left",
-              bbox_to_anchor=(1.0, 1.0))
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -153,14 +177,12 @@ def plot_cumulative(path, labels, scores, metric):
     fig, ax = plt.subplots(figsize=(8, 3.6), dpi=90)
     x = np.arange(len(labels))
     for name, s in scores.items():
-        ax.plot(x, np.cumsum(s), marker="." if len(labels) <= 60 else None,
-                label=name)
+        ax.plot(x, np.cumsum(s), marker="." if len(labels) <= 60 else None, label=name)
     ax.axhline(0, color="black", linewidth=0.6)
     _era_axis(ax, labels)
     ax.set_ylabel(f"cumulative {metric}")
     ax.set_title(f"Cumulative {metric} over eras")
-    ax.legend(fontsize=8, frameon=False, loc="upper left",
-              bbox_to_anchor=(1.0, 1.0))
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

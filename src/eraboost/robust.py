@@ -71,14 +71,17 @@ def _solve_r(rho, n_up, n_down):
             if math.isinf(n):
                 s += r / (1.0 - r)
             elif n > 0:
-                s += r * (1.0 - r ** n) / (1.0 - r)
+                s += r * (1.0 - r**n) / (1.0 - r)
         return rho * s - 1.0
 
     if math.isinf(n_up) and math.isinf(n_down):
         raise ValueError("unbounded feature: use the closed form")
-    if not math.isinf(n_up) and not math.isinf(n_down):
-        if rho * (n_up + n_down + 1) <= 1.0:
-            return 1.0
+    if (
+        not math.isinf(n_up)
+        and not math.isinf(n_down)
+        and rho * (n_up + n_down + 1) <= 1.0
+    ):
+        return 1.0
     lo, hi = 0.0, 1.0 - 1e-15
     if total(hi) < 0:
         return 1.0
@@ -91,8 +94,16 @@ def _solve_r(rho, n_up, n_down):
     return 0.5 * (lo + hi)
 
 
-def calibrate_costs_budget(p_unshifted, threshold, n_samples=None, *, X=None,
-                           lower=None, upper=None, categorical_groups=None):
+def calibrate_costs_budget(
+    p_unshifted,
+    threshold,
+    n_samples=None,
+    *,
+    X=None,
+    lower=None,
+    upper=None,
+    categorical_groups=None,
+):
     """Costs and budget of the uncertainty set from a hypothesis test.
 
     Implements section 4 (and 5.2 for one-hot categorical groups) of Justin
@@ -237,7 +248,7 @@ def calibrate_costs_budget(p_unshifted, threshold, n_samples=None, *, X=None,
 def _leaf_paths(depth):
     """For each leaf, the list of (internal node, went_right) on its path."""
     paths = []
-    for leaf in range(2 ** depth, 2 ** (depth + 1)):
+    for leaf in range(2**depth, 2 ** (depth + 1)):
         path = []
         node = leaf
         while node > 1:
@@ -250,7 +261,7 @@ def _leaf_paths(depth):
 
 def _leaf_boxes(depth, features, thresholds, n_features):
     """Integer box ``[lo, hi]`` of feature values reaching each leaf."""
-    n_leaves = 2 ** depth
+    n_leaves = 2**depth
     lo = np.full((n_leaves, n_features), -np.inf)
     hi = np.full((n_leaves, n_features), np.inf)
     for li, path in enumerate(_leaf_paths(depth)):
@@ -271,11 +282,22 @@ def _apply_tree(X, depth, features, thresholds):
         th = thresholds[node - 1]
         go_right = X[np.arange(X.shape[0]), f] > th
         node = 2 * node + go_right
-    return node - 2 ** depth
+    return node - 2**depth
 
 
-def _pessimise(X, y, depth, features, thresholds, leaf_class, costs, budget,
-               allow_up, allow_down, groups):
+def _pessimise(
+    X,
+    y,
+    depth,
+    features,
+    thresholds,
+    leaf_class,
+    costs,
+    budget,
+    allow_up,
+    allow_down,
+    groups,
+):
     """Worst admissible shift of the training set for one fixed tree.
 
     For every sample, the cheapest perturbation sending it to a leaf whose
@@ -303,9 +325,12 @@ def _pessimise(X, y, depth, features, thresholds, leaf_class, costs, budget,
     down = np.maximum(X[:, None, :] - hi[None, :, :], 0.0)
     c = costs[:, None, :]
     with np.errstate(invalid="ignore"):
-        cost_up = np.where(up > 0, np.where(allow_up[None, None, :], c * up, np.inf), 0.0)
-        cost_down = np.where(down > 0,
-                             np.where(allow_down[None, None, :], c * down, np.inf), 0.0)
+        cost_up = np.where(
+            up > 0, np.where(allow_up[None, None, :], c * up, np.inf), 0.0
+        )
+        cost_down = np.where(
+            down > 0, np.where(allow_down[None, None, :], c * down, np.inf), 0.0
+        )
     per_feat = cost_up + cost_down
     # one-hot categorical groups: either unchanged or switched to another
     # category (cost gamma_old + gamma_new), see section 5.2
@@ -318,8 +343,11 @@ def _pessimise(X, y, depth, features, thresholds, leaf_class, costs, budget,
         # is one-hot vector e_k inside the leaf's box on this group?
         m = len(g)
         eye = np.eye(m)
-        inside = np.all((eye[None, :, :] >= lo_g[:, None, :])
-                        & (eye[None, :, :] <= hi_g[:, None, :]), axis=2)  # (L, m)
+        inside = np.all(
+            (eye[None, :, :] >= lo_g[:, None, :])
+            & (eye[None, :, :] <= hi_g[:, None, :]),
+            axis=2,
+        )  # (L, m)
         cg = costs[:, g]  # (n, m)
         cost_old = cg[np.arange(n), cur]  # (n,)
         # switch cost from cur to k
@@ -375,8 +403,8 @@ class _MainProblem:
 
     def __init__(self, depth, split_feat, split_thr, n_classes):
         self.depth = depth
-        self.n_int = 2 ** depth - 1
-        self.n_leaves = 2 ** depth
+        self.n_int = 2**depth - 1
+        self.n_leaves = 2**depth
         self.split_feat = split_feat
         self.split_thr = split_thr
         self.J = len(split_feat)
@@ -390,9 +418,9 @@ class _MainProblem:
             sides = []
             for child in (2 * node, 2 * node + 1):
                 lo_, hi_ = child, child
-                while lo_ < 2 ** depth:
+                while lo_ < 2**depth:
                     lo_, hi_ = 2 * lo_, 2 * hi_ + 1
-                sides.append(np.arange(lo_, hi_ + 1) - 2 ** depth)
+                sides.append(np.arange(lo_, hi_ + 1) - 2**depth)
             self.leaves_below.append(sides)
 
     def b_index(self, node, j):
@@ -431,12 +459,20 @@ class _MainProblem:
         J, K = self.J, self.K
         for node in range(1, self.n_int + 1):  # one split per internal node
             for j in range(J):
-                rows.append(r); cols.append(self.b_index(node, j)); vals.append(1.0)
-            lbs.append(1.0); ubs.append(1.0); r += 1
+                rows.append(r)
+                cols.append(self.b_index(node, j))
+                vals.append(1.0)
+            lbs.append(1.0)
+            ubs.append(1.0)
+            r += 1
         for leaf in range(self.n_leaves):  # one class per leaf
             for k in range(K):
-                rows.append(r); cols.append(self.w_index(leaf, k)); vals.append(1.0)
-            lbs.append(1.0); ubs.append(1.0); r += 1
+                rows.append(r)
+                cols.append(self.w_index(leaf, k))
+                vals.append(1.0)
+            lbs.append(1.0)
+            ubs.append(1.0)
+            r += 1
         keys = list(self.points.keys())
         sf, st = self.split_feat, self.split_thr
         for q, (x, yk) in enumerate(keys):
@@ -446,20 +482,34 @@ class _MainProblem:
                 rows += [r, r]
                 cols += [self.u_index(q, leaf), self.w_index(leaf, yk)]
                 vals += [1.0, -1.0]
-                lbs.append(-np.inf); ubs.append(0.0); r += 1
+                lbs.append(-np.inf)
+                ubs.append(0.0)
+                r += 1
             for node in range(1, self.n_int + 1):
                 for side, mask in ((0, goes_left), (1, ~goes_left)):
                     for leaf in self.leaves_below[node - 1][side]:
-                        rows.append(r); cols.append(self.u_index(q, leaf)); vals.append(1.0)
+                        rows.append(r)
+                        cols.append(self.u_index(q, leaf))
+                        vals.append(1.0)
                     for j in np.flatnonzero(mask):
-                        rows.append(r); cols.append(self.b_index(node, j)); vals.append(-1.0)
-                    lbs.append(-np.inf); ubs.append(0.0); r += 1
+                        rows.append(r)
+                        cols.append(self.b_index(node, j))
+                        vals.append(-1.0)
+                    lbs.append(-np.inf)
+                    ubs.append(0.0)
+                    r += 1
         for cut in self.cuts:  # T - sum_q coef_q * sum_l u[q, l] <= 0
-            rows.append(r); cols.append(0); vals.append(1.0)
+            rows.append(r)
+            cols.append(0)
+            vals.append(1.0)
             for q, coef in cut.items():
                 for leaf in range(self.n_leaves):
-                    rows.append(r); cols.append(self.u_index(q, leaf)); vals.append(-coef)
-            lbs.append(-np.inf); ubs.append(0.0); r += 1
+                    rows.append(r)
+                    cols.append(self.u_index(q, leaf))
+                    vals.append(-coef)
+            lbs.append(-np.inf)
+            ubs.append(0.0)
+            r += 1
         A = sparse.csr_matrix((vals, (rows, cols)), shape=(r, self.n_vars()))
         return A, np.asarray(lbs), np.asarray(ubs)
 
@@ -469,21 +519,29 @@ class _MainProblem:
         c = np.zeros(nv)
         c[0] = -1.0
         integrality = np.zeros(nv)
-        integrality[1:self.n_tree] = 1
+        integrality[1 : self.n_tree] = 1
         lower = np.zeros(nv)
         upper = np.ones(nv)
         upper[0] = n_max
-        options = {"time_limit": max(time_limit, 1e-3), "mip_rel_gap": 1e-9,
-                   "presolve": True}
-        res = milp(c, constraints=LinearConstraint(A, lb, ub),
-                   integrality=integrality, bounds=Bounds(lower, upper),
-                   options=options)
+        options = {
+            "time_limit": max(time_limit, 1e-3),
+            "mip_rel_gap": 1e-9,
+            "presolve": True,
+        }
+        res = milp(
+            c,
+            constraints=LinearConstraint(A, lb, ub),
+            integrality=integrality,
+            bounds=Bounds(lower, upper),
+            options=options,
+        )
         return res
 
     def decode(self, xsol):
-        b = np.asarray(xsol[1:1 + self.n_int * self.J]).reshape(self.n_int, self.J)
-        w = np.asarray(xsol[1 + self.n_int * self.J:self.n_tree]).reshape(
-            self.n_leaves, self.K)
+        b = np.asarray(xsol[1 : 1 + self.n_int * self.J]).reshape(self.n_int, self.J)
+        w = np.asarray(xsol[1 + self.n_int * self.J : self.n_tree]).reshape(
+            self.n_leaves, self.K
+        )
         js = np.argmax(b, axis=1)
         return self.split_feat[js], self.split_thr[js], np.argmax(w, axis=1)
 
@@ -543,14 +601,16 @@ class _SubtreeMainProblem:
                     vals.extend([1.0] * self.n_stump)
                     rows.extend([r] * self.n_stump)
                 if level == 0:
-                    lbs.append(1.0); ubs.append(1.0)
+                    lbs.append(1.0)
+                    ubs.append(1.0)
                 else:
                     parent, rem = divmod(c, 2 * J)
                     j = rem // 2
                     rows.append(r)
                     cols.append(self.level_offset[level - 1] + parent * J + j)
                     vals.append(-1.0)
-                    lbs.append(0.0); ubs.append(0.0)
+                    lbs.append(0.0)
+                    ubs.append(0.0)
                 r += 1
         self.A0 = sparse.csr_matrix((vals, (rows, cols)), shape=(r, self.n_vars))
         self.lb0 = np.asarray(lbs)
@@ -580,7 +640,7 @@ class _SubtreeMainProblem:
         stump = SL[:, :, :, None] + SR[:, :, None, :]  # (C, J, K, K)
         row = np.zeros(self.n_vars)
         row[0] = 1.0
-        row[self.stump_offset:] = -stump.reshape(-1)
+        row[self.stump_offset :] = -stump.reshape(-1)
         self.cut_rows.append(row)
 
     def solve(self, n_max, time_limit):
@@ -594,35 +654,39 @@ class _SubtreeMainProblem:
         upper = np.ones(self.n_vars)
         upper[0] = n_max
         options = {"time_limit": max(time_limit, 1e-3), "mip_rel_gap": 1e-9}
-        return milp(c, constraints=LinearConstraint(A, lb, ub),
-                    integrality=integrality, bounds=Bounds(np.zeros(self.n_vars), upper),
-                    options=options)
+        return milp(
+            c,
+            constraints=LinearConstraint(A, lb, ub),
+            integrality=integrality,
+            bounds=Bounds(np.zeros(self.n_vars), upper),
+            options=options,
+        )
 
     def decode(self, xsol):
         J, K, depth = self.J, self.K, self.depth
-        n_int = 2 ** depth - 1
+        n_int = 2**depth - 1
         feat = np.zeros(n_int, dtype=np.int64)
         thr = np.zeros(n_int)
-        leaf_cls = np.zeros(2 ** depth, dtype=np.int64)
+        leaf_cls = np.zeros(2**depth, dtype=np.int64)
         # walk the tree breadth first, tracking each node's context index
         ctx = {1: 0}
         for node in range(1, n_int + 1):
-            level = int(math.floor(math.log2(node)))
+            level = math.floor(math.log2(node))
             c = ctx[node]
             if level < depth - 1:
                 first = self.level_offset[level] + c * J
-                j = int(np.argmax(xsol[first:first + J]))
+                j = int(np.argmax(xsol[first : first + J]))
                 feat[node - 1], thr[node - 1] = self.split_feat[j], self.split_thr[j]
                 ctx[2 * node] = c * 2 * J + 2 * j
                 ctx[2 * node + 1] = c * 2 * J + 2 * j + 1
             else:
                 first = self.stump_offset + c * self.n_stump
-                s = int(np.argmax(xsol[first:first + self.n_stump]))
+                s = int(np.argmax(xsol[first : first + self.n_stump]))
                 j, rem = divmod(s, K * K)
                 kl, kr = divmod(rem, K)
                 feat[node - 1], thr[node - 1] = self.split_feat[j], self.split_thr[j]
-                leaf_cls[2 * node - 2 ** depth] = kl
-                leaf_cls[2 * node + 1 - 2 ** depth] = kr
+                leaf_cls[2 * node - 2**depth] = kl
+                leaf_cls[2 * node + 1 - 2**depth] = kr
         return feat, thr, leaf_cls
 
 
@@ -728,8 +792,16 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
     (1.0, 0.8333333333333334)
     """
 
-    def __init__(self, max_depth=2, budget=0.0, costs=1.0, shift="both",
-                 categorical_groups=None, time_limit=600.0, random_state=None):
+    def __init__(
+        self,
+        max_depth=2,
+        budget=0.0,
+        costs=1.0,
+        shift="both",
+        categorical_groups=None,
+        time_limit=600.0,
+        random_state=None,
+    ):
         self.max_depth = max_depth
         self.budget = budget
         self.costs = costs
@@ -742,8 +814,11 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_params_(self, n_samples, n_features):
         d = self.max_depth
-        if (not isinstance(d, numbers.Integral) or isinstance(d, bool)
-                or not 1 <= d <= 4):
+        if (
+            not isinstance(d, numbers.Integral)
+            or isinstance(d, bool)
+            or not 1 <= d <= 4
+        ):
             raise ValueError(f"max_depth must be an integer between 1 and 4, got {d!r}")
         try:
             budget = float(self.budget)
@@ -752,7 +827,9 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
                 f"budget must be a non-negative number, got {self.budget!r}"
             ) from None
         if not budget >= 0 or math.isinf(budget):
-            raise ValueError(f"budget must be a finite non-negative number, got {self.budget!r}")
+            raise ValueError(
+                f"budget must be a finite non-negative number, got {self.budget!r}"
+            )
         costs = np.asarray(self.costs, dtype=float)
         if costs.ndim == 0:
             costs = np.full((n_samples, n_features), float(costs))
@@ -760,18 +837,21 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
             if costs.shape[0] != n_features:
                 raise ValueError(
                     f"costs has shape {costs.shape}; expected a scalar, "
-                    f"({n_features},) or ({n_samples}, {n_features})")
+                    f"({n_features},) or ({n_samples}, {n_features})"
+                )
             costs = np.tile(costs, (n_samples, 1))
         elif costs.ndim == 2:
             if costs.shape != (n_samples, n_features):
                 raise ValueError(
                     f"costs has shape {costs.shape}; expected a scalar, "
-                    f"({n_features},) or ({n_samples}, {n_features})")
+                    f"({n_features},) or ({n_samples}, {n_features})"
+                )
             costs = costs.copy()
         else:
             raise ValueError(
                 f"costs has shape {costs.shape}; expected a scalar, "
-                f"({n_features},) or ({n_samples}, {n_features})")
+                f"({n_features},) or ({n_samples}, {n_features})"
+            )
         if np.any(np.isnan(costs)) or np.any(costs < 0):
             raise ValueError("costs must be non-negative (inf allowed)")
         shift = self.shift
@@ -779,7 +859,9 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
             shift = [shift] * n_features
         shift = list(shift)
         if len(shift) != n_features:
-            raise ValueError(f"shift must be a string or a list of {n_features} strings")
+            raise ValueError(
+                f"shift must be a string or a list of {n_features} strings"
+            )
         for s in shift:
             if s not in _SHIFTS:
                 raise ValueError(f"shift entries must be one of {_SHIFTS}, got {s!r}")
@@ -787,7 +869,7 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
         allow_down = np.array([s in ("both", "decrease") for s in shift])
         groups = []
         seen = set()
-        for g in (self.categorical_groups or []):
+        for g in self.categorical_groups or []:
             g = [int(c) for c in g]
             if len(g) < 2:
                 raise ValueError("each categorical group needs at least 2 columns")
@@ -795,7 +877,9 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
                 if not 0 <= c < n_features:
                     raise ValueError(f"categorical column {c} out of range")
                 if c in seen:
-                    raise ValueError(f"column {c} is in more than one categorical group")
+                    raise ValueError(
+                        f"column {c} is in more than one categorical group"
+                    )
                 seen.add(c)
             groups.append(g)
         tl = float(self.time_limit)
@@ -823,17 +907,22 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        if not np.all(np.isfinite(X)) or np.any(X != np.round(X)):
-            raise ValueError("RobustTreeClassifier requires integer-valued features "
-                             "(X contains non-integer values)")
+        if not np.all(np.isfinite(X)) or np.any(np.round(X) != X):
+            raise ValueError(
+                "RobustTreeClassifier requires integer-valued features "
+                "(X contains non-integer values)"
+            )
         n, p = X.shape
-        budget, costs, allow_up, allow_down, groups, time_limit = \
+        budget, costs, allow_up, allow_down, groups, time_limit = (
             self._validate_params_(n, p)
+        )
         for g in groups:
             Xg = X[:, g]
             if not (np.all((Xg == 0) | (Xg == 1)) and np.all(Xg.sum(axis=1) == 1)):
-                raise ValueError(f"categorical group {g} is not one-hot encoded "
-                                 "(each row needs exactly one 1)")
+                raise ValueError(
+                    f"categorical group {g} is not one-hot encoded "
+                    "(each row needs exactly one 1)"
+                )
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         K = len(self.classes_)
         depth = self.max_depth
@@ -850,9 +939,13 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
         if not sf or K == 1:
             # nothing to split on: a constant tree
             cls = np.bincount(y_enc, minlength=K).argmax()
-            self._set_tree(np.zeros(2 ** depth - 1, dtype=np.int64),
-                           np.full(2 ** depth - 1, np.inf), np.full(2 ** depth, cls),
-                           Xi, y_enc)
+            self._set_tree(
+                np.zeros(2**depth - 1, dtype=np.int64),
+                np.full(2**depth - 1, np.inf),
+                np.full(2**depth, cls),
+                Xi,
+                y_enc,
+            )
             n_worst = int(np.sum(y_enc == cls))
             self._finish(n_worst, n_worst, n, "optimal", 0.0, 0, 0, t0)
             return self
@@ -864,7 +957,9 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
             main = _SubtreeMainProblem(depth, sf, st, K)
         else:
             main = _MainProblem(depth, sf, st, K)
-        self.formulation_ = "subtree" if isinstance(main, _SubtreeMainProblem) else "flow"
+        self.formulation_ = (
+            "subtree" if isinstance(main, _SubtreeMainProblem) else "flow"
+        )
         Xf = Xi.astype(float)
         ones = np.ones(n)
         main.add_cut(Xi, y_enc, ones)  # T <= nominal count
@@ -892,8 +987,18 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
                     upper = min(upper, -bound)
             feat, thr, leaf_cls = main.decode(res.x)
             n_worst, nom_correct, attacked, Xs, _ = _pessimise(
-                Xf, y_enc, depth, feat, thr, leaf_cls, costs, budget,
-                allow_up, allow_down, groups)
+                Xf,
+                y_enc,
+                depth,
+                feat,
+                thr,
+                leaf_cls,
+                costs,
+                budget,
+                allow_up,
+                allow_down,
+                groups,
+            )
             if best is None or n_worst > best[0]:
                 best = (n_worst, int(nom_correct.sum()), feat, thr, leaf_cls)
             if res.status != 0:
@@ -914,7 +1019,9 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
         if best is None:
             raise RuntimeError("the solver found no tree within time_limit")
         n_worst, n_nom, feat, thr, leaf_cls = best
-        gap = 0.0 if upper < n_worst + 1 - 1e-6 else (upper - n_worst) / max(upper, 1e-12)
+        gap = (
+            0.0 if upper < n_worst + 1 - 1e-6 else (upper - n_worst) / max(upper, 1e-12)
+        )
         if status == "optimal" and gap > 0:
             status = "time_limit"
         self._set_tree(feat, thr, leaf_cls, Xi, y_enc)
@@ -927,9 +1034,10 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
         self.tree_thresholds_ = np.asarray(thr, dtype=np.float64)
         self.leaf_values_ = np.asarray(leaf_cls, dtype=np.int64)
         K = len(self.classes_)
-        leaves = _apply_tree(X.astype(float), depth, self.tree_features_,
-                             self.tree_thresholds_)
-        counts = np.zeros((2 ** depth, K))
+        leaves = _apply_tree(
+            X.astype(float), depth, self.tree_features_, self.tree_thresholds_
+        )
+        counts = np.zeros((2**depth, K))
         np.add.at(counts, (leaves, y_enc), 1.0)
         proba = np.zeros_like(counts)
         tot = counts.sum(axis=1)
@@ -965,8 +1073,9 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         if np.any(np.isnan(X)):
             raise ValueError("X contains NaN")
-        return _apply_tree(X, self.max_depth, self.tree_features_,
-                           self.tree_thresholds_)
+        return _apply_tree(
+            X, self.max_depth, self.tree_features_, self.tree_thresholds_
+        )
 
     def predict(self, X):
         """Predict class labels.
@@ -1028,9 +1137,19 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
         b, c, up, down, groups, _ = est._validate_params_(n, p)
         known = np.isin(y, self.classes_)
         y_enc = np.where(known, np.searchsorted(self.classes_, y), -1)
-        n_worst, *_ = _pessimise(X, y_enc, self.max_depth, self.tree_features_,
-                                 self.tree_thresholds_, self.leaf_values_, c, b,
-                                 up, down, groups)
+        n_worst, *_ = _pessimise(
+            X,
+            y_enc,
+            self.max_depth,
+            self.tree_features_,
+            self.tree_thresholds_,
+            self.leaf_values_,
+            c,
+            b,
+            up,
+            down,
+            groups,
+        )
         return n_worst / n
 
     # -- rendering ----------------------------------------------------------
@@ -1052,10 +1171,13 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if feature_names is None:
             names = getattr(self, "feature_names_in_", None)
-            feature_names = ([str(s) for s in names] if names is not None
-                             else [f"x[{j}]" for j in range(self.n_features_in_)])
+            feature_names = (
+                [str(s) for s in names]
+                if names is not None
+                else [f"x[{j}]" for j in range(self.n_features_in_)]
+            )
         depth = self.max_depth
-        n_leaves = 2 ** depth
+        n_leaves = 2**depth
         lines = []
 
         def leaf_range(node):
@@ -1066,14 +1188,17 @@ class RobustTreeClassifier(ClassifierMixin, BaseEstimator):
 
         def rec(node, indent):
             a, b = leaf_range(node)
-            vals = self.leaf_values_[a:b + 1]
+            vals = self.leaf_values_[a : b + 1]
             if node >= n_leaves or np.all(vals == vals[0]):
                 if node >= n_leaves:
                     shares = self.leaf_proba_[node - n_leaves]
-                    share_txt = ", ".join(f"{c}: {s:.{decimals}f}"
-                                          for c, s in zip(self.classes_, shares))
-                    lines.append(f"{indent}predict {self.classes_[vals[0]]}"
-                                 f"  (training shares {share_txt})")
+                    share_txt = ", ".join(
+                        f"{c}: {s:.{decimals}f}" for c, s in zip(self.classes_, shares)
+                    )
+                    lines.append(
+                        f"{indent}predict {self.classes_[vals[0]]}"
+                        f"  (training shares {share_txt})"
+                    )
                 else:
                     lines.append(f"{indent}predict {self.classes_[vals[0]]}")
                 return
