@@ -19,7 +19,9 @@ from cython.parallel import prange
 from libc.string cimport memset
 import numpy as np
 
-from ._common cimport hist_t, G_t, BIN_t, uint32_t, int32_t, int64_t, ONE_THREAD_BELOW
+from ._common cimport (hist_t, G_t, BIN_t, uint32_t, int32_t, int64_t,
+                       ONE_THREAD_BELOW)
+
 
 def histogram_layout(const uint32_t[::1] n_bins, int n_eras):
     """Offsets of each feature's block; the last entry is the total size.

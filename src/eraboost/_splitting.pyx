@@ -42,8 +42,8 @@ from libc.stdlib cimport malloc, free, calloc, qsort
 from libc.string cimport memcpy
 
 from ._common cimport (hist_t, BIN_t, uint8_t, uint32_t, int32_t, int64_t,
-                       in_bitset, set_bitset, SplitType, ORIGINAL, ERA,
-                       DIRECTIONAL, PenaltyKind, VALUE_VARIANCE, RATE_SPREAD,
+                       in_bitset, set_bitset, ORIGINAL, ERA,
+                       DIRECTIONAL, VALUE_VARIANCE, RATE_SPREAD,
                        ONE_THREAD_BELOW, ROWS_PER_THREAD)
 from ._criteria cimport (score, era_gains, boltzmann, value_change_variance,
                          rate_spread)
@@ -598,7 +598,7 @@ cdef class Splitter:
         if K == 0:
             return False
         if self.per_era:
-            return self._scan_eras(s, fs, nd, K, best)
+            return self._score_per_era(s, fs, nd, K, best)
         for k in range(K):
             self._score(&cand, s, &fs.cand, k, nd, NULL, NULL)
             if better(&cand, best, self.split_type):
@@ -653,9 +653,9 @@ cdef class Splitter:
             open_ = True
         return K
 
-    cdef bint _scan_eras(self, const scan_t *s, feature_scratch_t *fs,
-                         const node_sums_t *nd, int K,
-                         split_t *best) noexcept nogil:
+    cdef bint _score_per_era(self, const scan_t *s, feature_scratch_t *fs,
+                             const node_sums_t *nd, int K,
+                             split_t *best) noexcept nogil:
         """Score the K candidates of one order from the per-era sums.
 
         For a chunk of candidates, each candidate's per-era scanned-side
