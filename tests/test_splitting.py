@@ -78,37 +78,39 @@ def make_node(
     return Xb, n_bins, g, h, eras, has_missing.astype(np.uint8)
 
 
-class Engine:
-    """The builder and the splitter of one node's data, as the estimators
-    set them up."""
+class Case:
+    """One node's data with the engine's builder and splitter, set up as the
+    estimators do, and the reference's options to compare with."""
 
     def __init__(
         self,
-        Xb,
-        n_bins,
-        g,
-        h,
-        eras,
-        has_missing,
+        seed,
+        n_eras,
         split_type,
         alpha=0.0,
         lam=0.0,
         msl=1,
         n_threads=1,
-        categorical=None,
+        data=None,
         **options,
     ):
-        self.n_eras = int(eras.max()) + 1
-        self.offsets = histogram_layout(n_bins, self.n_eras)
-        self.builder = HistogramBuilder(
-            Xb, n_bins, self.offsets, self.n_eras, eras, g, h, n_threads
+        data = data or {}
+        self.Xb, self.n_bins, g, h, self.eras, self.has_missing = make_node(
+            seed, n_eras, **data
         )
+        self.categorical = data.get("categorical")
+        self.split_type, self.alpha, self.lam, self.msl = split_type, alpha, lam, msl
+        self.offsets = histogram_layout(self.n_bins, n_eras)
+        self.builder = HistogramBuilder(
+            self.Xb, self.n_bins, self.offsets, n_eras, self.eras, g, h, n_threads
+        )
+        is_cat = self.categorical
         self.splitter = Splitter(
-            n_bins,
+            self.n_bins,
             self.offsets,
-            self.n_eras,
-            has_missing,
-            np.zeros(len(n_bins), dtype=np.int8),
+            n_eras,
+            self.has_missing,
+            np.zeros(len(self.n_bins), dtype=np.int8),
             SPLIT_TYPES[split_type],
             alpha,
             lam,
@@ -116,15 +118,19 @@ class Engine:
             msl,
             h.shape[0] == 1,
             n_threads,
-            is_categorical=None
-            if categorical is None
-            else categorical.astype(np.uint8),
+            is_categorical=None if is_cat is None else is_cat.astype(np.uint8),
             **options,
         )
-        self.features = np.arange(len(n_bins), dtype=np.uint32)
+        self.features = np.arange(len(self.n_bins), dtype=np.uint32)
         self.g = g.astype(np.float64)
         self.h = np.broadcast_to(h, g.shape).astype(np.float64)
-        self.lam = lam
+        self.ref_options = {
+            k: options[k]
+            for k in ("irf_penalty", "min_samples_leaf_per_era")
+            if options.get(k)
+        }
+        # the rows grouped by era, as the grower keeps them
+        self.rows = np.argsort(self.eras, kind="stable").astype(np.uint32)
 
     def hist(self, rows):
         out = np.empty(self.offsets[-1], dtype=HIST_DTYPE)
@@ -145,148 +151,73 @@ class Engine:
             np.ones(len(self.features), dtype=np.uint8),
         )
 
+    def left_mask(self, rows, info):
+        col = self.Xb[rows, info.feature_idx]
+        if info.is_categorical:
+            bits = info.left_cat_bitset
+            return ((bits[col >> 5] >> (col & 31)) & 1).astype(bool)
+        miss = col == self.n_bins[info.feature_idx] - 1
+        return ((col <= info.bin_idx) & ~miss) | (miss & info.missing_go_to_left)
 
-def left_mask(Xb, n_bins, rows, info):
-    col = Xb[rows, info.feature_idx]
-    if info.is_categorical:
-        bits = info.left_cat_bitset
-        return ((bits[col >> 5] >> (col & 31)) & 1).astype(bool)
-    miss = col == n_bins[info.feature_idx] - 1
-    return ((col <= info.bin_idx) & ~miss) | (miss & info.missing_go_to_left)
-
-
-def check_nodes(
-    eng,
-    Xb,
-    n_bins,
-    eras,
-    has_missing,
-    rows,
-    hist,
-    split_type,
-    alpha,
-    depth,
-    categorical=None,
-    **ref_options,
-):
-    """Compare the engine's split of ``rows`` with the reference's, then the
-    children's (the smaller built, the larger by subtraction) down to
-    ``depth``; returns the number of nodes compared."""
-    info = eng.split(rows, hist)
-    ref = best_split(
-        Xb,
-        eng.g,
-        eng.h,
-        eras,
-        rows,
-        n_bins - 1,
-        has_missing,
-        split_type,
-        alpha,
-        eng.lam,
-        eng.splitter_msl,
-        is_categorical=categorical,
-        **ref_options,
-    )
-    if ref is None:
-        assert not info.found, f"engine split {info}, the reference does not"
-        return 1
-    assert info.found, f"the engine finds no split; reference {ref}"
-    f, b, miss_left, key = ref
-    assert info.feature_idx == f, (info, ref)
-    if info.is_categorical:
-        left_bins = {
-            c for c in range(256) if (info.left_cat_bitset[c >> 5] >> (c & 31)) & 1
-        }
-        assert left_bins == set(b), (info, ref)
-    else:
-        assert info.bin_idx == b, (info, ref)
-        if has_missing[f] and (Xb[rows, f] == n_bins[f] - 1).any():
-            assert info.missing_go_to_left == miss_left, (info, ref)
-    if split_type == "directional":
-        assert info.dnum == key[0]
-        assert info.crit == pytest.approx(key[1], rel=1e-9, abs=1e-9)
-    else:
-        assert info.crit == pytest.approx(key[0], rel=1e-9, abs=1e-9)
-    left = left_mask(Xb, n_bins, rows, info)
-    assert left.sum() == info.n_samples_left
-    n = 1
-    if depth > 1:
-        small, large = (rows[left], rows[~left])
-        if len(small) > len(large):
-            small, large = large, small
-        small_hist = eng.hist(small)
-        eng.builder.compute_subtraction(hist, small_hist, eng.features)
-        for sub, sub_hist in ((small, small_hist), (large, hist)):
-            if len(sub) >= 2:
-                n += check_nodes(
-                    eng,
-                    Xb,
-                    n_bins,
-                    eras,
-                    has_missing,
-                    sub,
-                    sub_hist,
-                    split_type,
-                    alpha,
-                    depth - 1,
-                    categorical,
-                    **ref_options,
-                )
-    return n
+    def check(self, depth, rows=None, hist=None):
+        """Compare the engine's split of ``rows`` (all rows by default) with
+        the reference's, then the children's (the smaller built, the larger
+        by subtraction) down to ``depth``; the number of nodes compared."""
+        if rows is None:
+            rows = self.rows
+            hist = self.hist(rows)
+        info = self.split(rows, hist)
+        ref = best_split(
+            self.Xb,
+            self.g,
+            self.h,
+            self.eras,
+            rows,
+            self.n_bins - 1,
+            self.has_missing,
+            self.split_type,
+            self.alpha,
+            self.lam,
+            self.msl,
+            is_categorical=self.categorical,
+            **self.ref_options,
+        )
+        if ref is None:
+            assert not info.found, f"engine split {info}, the reference does not"
+            return 1
+        assert info.found, f"the engine finds no split; reference {ref}"
+        f, b, miss_left, key = ref
+        assert info.feature_idx == f, (info, ref)
+        if info.is_categorical:
+            bits = info.left_cat_bitset
+            left_bins = {c for c in range(256) if (bits[c >> 5] >> (c & 31)) & 1}
+            assert left_bins == set(b), (info, ref)
+        else:
+            assert info.bin_idx == b, (info, ref)
+            if (self.Xb[rows, f] == self.n_bins[f] - 1).any():
+                assert info.missing_go_to_left == miss_left, (info, ref)
+        if self.split_type == "directional":
+            assert info.dnum == key[0]
+            assert info.crit == pytest.approx(key[1], rel=1e-9, abs=1e-9)
+        else:
+            assert info.crit == pytest.approx(key[0], rel=1e-9, abs=1e-9)
+        left = self.left_mask(rows, info)
+        assert left.sum() == info.n_samples_left
+        n = 1
+        if depth > 1:
+            small, large = sorted((rows[left], rows[~left]), key=len)
+            small_hist = self.hist(small)
+            self.builder.compute_subtraction(hist, small_hist, self.features)
+            for sub, sub_hist in ((small, small_hist), (large, hist)):
+                if len(sub) >= 2:
+                    n += self.check(depth - 1, sub, sub_hist)
+        return n
 
 
-def run(
-    seed,
-    split_type,
-    alpha,
-    n_eras,
-    depth=3,
-    lam=0.0,
-    msl=1,
-    n_threads=1,
-    data=None,
-    **options,
-):
-    data = data or {}
-    categorical = data.get("categorical")
-    Xb, n_bins, g, h, eras, has_missing = make_node(seed, n_eras, **data)
-    eng = Engine(
-        Xb,
-        n_bins,
-        g,
-        h,
-        eras,
-        has_missing,
-        split_type,
-        alpha,
-        lam,
-        msl,
-        n_threads,
-        categorical,
-        **options,
-    )
-    eng.splitter_msl = msl
-    rows = np.argsort(eras, kind="stable").astype(np.uint32)
-    ref_options = {}
-    if options.get("irf_penalty"):
-        ref_options["irf_penalty"] = options["irf_penalty"]
-    if options.get("min_samples_leaf_per_era"):
-        ref_options["min_samples_leaf_per_era"] = options["min_samples_leaf_per_era"]
-    return check_nodes(
-        eng,
-        Xb,
-        n_bins,
-        eras,
-        has_missing,
-        rows,
-        eng.hist(rows),
-        split_type,
-        alpha,
-        depth,
-        categorical,
-        **ref_options,
-    )
+CATEGORICAL = {
+    "categorical": np.array([False, True, False, True]),
+    "n_bins": (6, 8, 9, 13),
+}
 
 
 def test_split_type_codes():
@@ -300,54 +231,39 @@ def test_split_type_codes():
 def test_numeric_nodes_match_reference(split_type, alpha, seed):
     """Missing values (both scans), 30 bins (several chunks of candidates),
     eras of 3 to 40 rows, some absent from deeper nodes."""
-    assert run(seed, split_type, alpha, n_eras=5 + 4 * seed) >= 3
+    assert Case(seed, 5 + 4 * seed, split_type, alpha).check(3) >= 3
 
 
 @pytest.mark.parametrize("split_type", ["original", "era", "directional"])
 @pytest.mark.parametrize("alpha", [-np.inf, 0.0, 2.0])
 def test_non_constant_hessians_and_l2(split_type, alpha):
-    assert (
-        run(7, split_type, alpha, n_eras=6, lam=1.5, msl=3, data={"const_h": False})
-        >= 3
-    )
+    case = Case(7, 6, split_type, alpha, lam=1.5, msl=3, data={"const_h": False})
+    assert case.check(3) >= 3
 
 
 @pytest.mark.parametrize("split_type", ["original", "era", "directional"])
 @pytest.mark.parametrize("alpha", [-np.inf, 0.0, np.inf])
 @pytest.mark.parametrize("seed", range(2))
 def test_categorical_nodes_match_reference(split_type, alpha, seed):
-    categorical = np.array([False, True, False, True])
-    data = {
-        "categorical": categorical,
-        "n_bins": (6, 8, 9, 13),
-        "rows_per_era": (20, 60),
-    }
-    assert run(seed, split_type, alpha, n_eras=5, data=data) >= 3
+    data = dict(CATEGORICAL, rows_per_era=(20, 60))
+    assert Case(seed, 5, split_type, alpha, data=data).check(3) >= 3
 
 
 @pytest.mark.parametrize("split_type", ["original", "era", "directional"])
 @pytest.mark.parametrize("categorical", [False, True])
 @pytest.mark.parametrize("penalty", [0.3, 3.0])
 def test_invariance_penalty_matches_reference(split_type, categorical, penalty):
-    data = {"rows_per_era": (20, 60)}
-    if categorical:
-        data.update(
-            categorical=np.array([False, True, False, True]), n_bins=(6, 8, 9, 13)
-        )
-    assert run(3, split_type, 0.0, n_eras=5, irf_penalty=penalty, data=data) >= 3
+    data = dict(CATEGORICAL if categorical else {}, rows_per_era=(20, 60))
+    case = Case(3, 5, split_type, data=data, irf_penalty=penalty)
+    assert case.check(3) >= 3
 
 
 @pytest.mark.parametrize("split_type", ["original", "era", "directional"])
 @pytest.mark.parametrize("categorical", [False, True])
 def test_min_rows_per_era_matches_reference(split_type, categorical):
-    data = {"rows_per_era": (15, 50)}
-    if categorical:
-        data.update(
-            categorical=np.array([False, True, False, True]), n_bins=(6, 8, 9, 13)
-        )
-    assert (
-        run(4, split_type, -1.0, n_eras=4, min_samples_leaf_per_era=3, data=data) >= 2
-    )
+    data = dict(CATEGORICAL if categorical else {}, rows_per_era=(15, 50))
+    case = Case(4, 4, split_type, -1.0, data=data, min_samples_leaf_per_era=3)
+    assert case.check(3) >= 2
 
 
 def rate_spread_penalty(left, g, h, eras, lam):
@@ -375,50 +291,38 @@ def test_rate_spread_penalty_matches_reference(
     categorical features: the reference with its penalty term replaced by
     the IRF classification penalty."""
     monkeypatch.setattr(reference, "invariance_penalty", rate_spread_penalty)
-    data = {"classification": True, "rows_per_era": (20, 60)}
-    if categorical:
-        data.update(
-            categorical=np.array([False, True, False, True]), n_bins=(6, 8, 9, 13)
-        )
-    assert (
-        run(5, split_type, 0.0, n_eras=4, irf_penalty=penalty, irf_kind=1, data=data)
-        >= 3
+    data = dict(
+        CATEGORICAL if categorical else {}, classification=True, rows_per_era=(20, 60)
     )
+    case = Case(5, 4, split_type, data=data, irf_penalty=penalty, irf_kind=1)
+    assert case.check(3) >= 3
 
 
 def test_same_split_whatever_the_thread_count():
     """A node big enough to scan on two threads: the same split, bit for bit."""
-    Xb, n_bins, g, h, eras, has_missing = make_node(
-        8,
-        64,
-        n_bins=(6, 4, 9, 30) * 10,
-        missing=(False, True, False, True) * 10,
-        rows_per_era=(5, 20),
-    )
-    rows = np.argsort(eras, kind="stable").astype(np.uint32)
+    data = {
+        "n_bins": (6, 4, 9, 30) * 10,
+        "missing": (False, True, False, True) * 10,
+        "rows_per_era": (5, 20),
+    }
     infos = []
     for n_threads in (1, 2):
-        eng = Engine(
-            Xb, n_bins, g, h, eras, has_missing, "era", -1.0, n_threads=n_threads
-        )
-        assert eng.offsets[-1] >= 16384  # scanned on several threads
-        info = eng.split(rows, eng.hist(rows))
-        infos.append(
-            {k: getattr(info, k) for k in info.__slots__ if k != "left_cat_bitset"}
-        )
-    assert infos[0] == infos[1]
+        case = Case(8, 64, "era", -1.0, n_threads=n_threads, data=data)
+        assert case.offsets[-1] >= 16384  # scanned on several threads
+        info = case.split(case.rows, case.hist(case.rows))
+        infos.append({k: getattr(info, k) for k in info.__slots__})
     assert infos[0]["found"]
+    assert infos[0] == infos[1]
 
 
 def test_bad_codes_are_refused():
-    Xb, n_bins, g, h, eras, has_missing = make_node(0, 3)
-    with pytest.raises(ValueError, match="split_type"):
-        Engine(Xb, n_bins, g, h, eras, has_missing, "era").splitter.__init__(
-            n_bins,
-            histogram_layout(n_bins, 3),
+    with pytest.raises(ValueError, match="split_type must be"):
+        Case(0, 3, "era").splitter.__init__(
+            np.array([4], dtype=np.uint32),
+            np.array([0, 32]),
             3,
-            has_missing,
-            np.zeros(4, dtype=np.int8),
+            np.zeros(1, dtype=np.uint8),
+            np.zeros(1, dtype=np.int8),
             3,
             0.0,
             0.0,
@@ -427,5 +331,5 @@ def test_bad_codes_are_refused():
             True,
             1,
         )
-    with pytest.raises(ValueError, match="irf_kind"):
-        Engine(Xb, n_bins, g, h, eras, has_missing, "era", irf_kind=2)
+    with pytest.raises(ValueError, match="irf_kind must be"):
+        Case(0, 3, "era", irf_kind=2)

@@ -36,7 +36,8 @@ lowest bin, and ties go to the first candidate of SPEC.md's order: lowest
 feature (in the order of ``features``), left-to-right scan, lowest bin
 (lowest prefix for categorical features, the prefixes from the start first).
 """
-from cython.parallel import prange
+cimport cython
+from cython.parallel import prange, threadid
 import numpy as np
 from libc.stdlib cimport malloc, free, calloc, qsort
 from libc.string cimport memcpy
@@ -69,14 +70,19 @@ cdef enum:
 cdef double MIN_CAT_SUPPORT = 10.0
 
 
+cdef struct score_t:
+    # a candidate's score
+    bint found           # eligible
+    int dnum             # directional: |sum_e d_e|
+    double gain          # pooled gain
+    double crit          # criterion score: gain, S_era, or S_era (directional)
+
+
 cdef struct split_t:
-    int found
+    score_t sc
     int feature
     int bin              # numeric: left iff bin <= bin; categorical: the prefix
     uint8_t missing_left
-    double gain          # pooled gain
-    double crit          # criterion score: gain, S_era, or S_era (directional)
-    int dnum             # directional: |sum_e d_e|
     double GL
     double HL
     uint32_t nL
@@ -116,15 +122,15 @@ cdef struct scan_t:
     bint ties_to_later   # labels decrease along the scan (right to left)
 
 
-cdef struct cand_t:
-    # the candidates of one scan, in scan order
-    unsigned int *label
-    int *step            # the last step on the candidate's scanned side
-    uint32_t *nL
-    double *GL
-    double *HL
-    double *GR
-    double *HR
+cdef struct pooled_t:
+    # a candidate and its pooled sums
+    unsigned int label   # its bin, or its step (categorical)
+    int step             # the last step on its scanned side
+    uint32_t nL
+    double GL
+    double HL
+    double GR
+    double HR
 
 
 cdef struct era_scratch_t:
@@ -160,65 +166,58 @@ cdef struct cat_info_t:
 
 
 cdef struct feature_scratch_t:
-    cand_t cand
+    pooled_t *cands      # (nb,) the candidates of a scan, in scan order
     era_scratch_t era
     cat_info_t *cats     # (nb,) categories in order
     unsigned int *seq    # (nb,) scan order
-    void *mem_u          # the allocations
-    void *mem_d
 
 
 cdef bint scratch_alloc(feature_scratch_t *fs, unsigned int nb, int M,
                         bint per_era) noexcept nogil:
-    """Three allocations: the integers (in units of 8 bytes), the doubles,
-    the categories."""
+    """Work arrays for features of up to nb bins in a node of M eras."""
     cdef size_t m = M if per_era else 0
     cdef size_t stride = m + 8
-    cdef size_t n_int = 2 * nb + 2 * m
-    cdef size_t n_dbl = 4 * nb + (8 * m + 3 * CHUNK * stride + 16 if per_era else 0)
     cdef era_scratch_t *es = &fs.era
-    fs.mem_u = malloc(n_int * sizeof(int64_t))
-    fs.mem_d = malloc(n_dbl * sizeof(double))
+    fs.cands = <pooled_t *> malloc(nb * sizeof(pooled_t))
     fs.cats = <cat_info_t *> malloc(nb * sizeof(cat_info_t))
-    if fs.mem_u == NULL or fs.mem_d == NULL or fs.cats == NULL:
+    fs.seq = <unsigned int *> malloc(nb * sizeof(unsigned int))
+    es.era_off = <int64_t *> malloc((m + 1) * sizeof(int64_t))
+    es.ok = <signed char *> malloc(m + 1)
+    es.rg = <double *> malloc((8 * m + 3 * CHUNK * stride + 16) * sizeof(double))
+    if (fs.cands == NULL or fs.cats == NULL or fs.seq == NULL
+            or es.era_off == NULL or es.ok == NULL or es.rg == NULL):
         scratch_free(fs)
         return False
-    fs.cand.label = <unsigned int *> fs.mem_u
-    fs.cand.step = <int *> (fs.cand.label + nb)
-    fs.cand.nL = <uint32_t *> (fs.cand.step + nb)
-    fs.seq = <unsigned int *> (fs.cand.nL + nb)
-    fs.cand.GL = <double *> fs.mem_d
-    fs.cand.HL = fs.cand.GL + nb
-    fs.cand.GR = fs.cand.GL + 2 * nb
-    fs.cand.HR = fs.cand.GL + 3 * nb
-    if per_era:
-        es.era_off = <int64_t *> fs.mem_u + 2 * nb
-        es.ok = <signed char *> (es.era_off + m)
-        es.rg = fs.cand.GL + 4 * nb
-        es.rh = es.rg + m
-        es.rn = es.rg + 2 * m
-        es.gains = es.rg + 3 * m
-        es.lg = es.rg + 4 * m
-        es.lh = es.rg + 5 * m
-        es.ln = es.rg + 6 * m
-        es.cr = es.rg + 7 * m
-        # rows of cg, ch, cn are M + 8 apart (an odd number of cache lines
-        # when M is a power of two): stores to the CHUNK rows of one era do
-        # not all fall in the same cache set
-        es.stride = stride
-        es.cg = es.rg + 8 * m
-        es.ch = es.cg + CHUNK * stride + 8
-        es.cn = es.ch + CHUNK * stride + 8
+    es.rh = es.rg + m
+    es.rn = es.rg + 2 * m
+    es.gains = es.rg + 3 * m
+    es.lg = es.rg + 4 * m
+    es.lh = es.rg + 5 * m
+    es.ln = es.rg + 6 * m
+    es.cr = es.rg + 7 * m
+    # rows of cg, ch, cn are M + 8 apart (an odd number of cache lines when
+    # M is a power of two): stores to the CHUNK rows of one era do not all
+    # fall in the same cache set
+    es.stride = stride
+    es.cg = es.rg + 8 * m
+    es.ch = es.cg + CHUNK * stride + 8
+    es.cn = es.ch + CHUNK * stride + 8
     return True
 
 
 cdef void scratch_free(feature_scratch_t *fs) noexcept nogil:
-    free(fs.mem_u)
-    free(fs.mem_d)
+    free(fs.cands)
     free(fs.cats)
-    fs.mem_u = NULL
-    fs.mem_d = NULL
+    free(fs.seq)
+    free(fs.era.era_off)
+    free(fs.era.ok)
+    free(fs.era.rg)
+    fs.cands = NULL
     fs.cats = NULL
+    fs.seq = NULL
+    fs.era.era_off = NULL
+    fs.era.ok = NULL
+    fs.era.rg = NULL
 
 
 cdef int cmp_cat_info(const void *a, const void *b) noexcept nogil:
@@ -229,7 +228,7 @@ cdef int cmp_cat_info(const void *a, const void *b) noexcept nogil:
     return 1
 
 
-cdef inline bint better(const split_t *a, const split_t *b,
+cdef inline bint better(const score_t *a, const score_t *b,
                         int split_type) noexcept nogil:
     """True when candidate a is strictly better than candidate b."""
     if not a.found:
@@ -243,6 +242,19 @@ cdef inline bint better(const split_t *a, const split_t *b,
     if a.crit != b.crit:
         return a.crit > b.crit
     return a.gain > b.gain
+
+
+cdef inline void keep(split_t *best, const scan_t *s, const pooled_t *p,
+                      const score_t *sc) noexcept nogil:
+    """Make candidate ``p`` of scan ``s``, scored ``sc``, the best."""
+    best.sc = sc[0]
+    best.feature = s.feature
+    best.bin = p.label
+    best.missing_left = s.missing_left
+    best.GL = p.GL
+    best.HL = p.HL
+    best.nL = p.nL
+    best.is_cat = 0
 
 
 cdef inline double node_value(double G, double H, double lower, double upper,
@@ -272,6 +284,7 @@ class SplitInfo:
         )
 
 
+@cython.final
 cdef class Splitter:
     """Finds the best split of a node from its per-era histograms.
 
@@ -327,6 +340,7 @@ cdef class Splitter:
     cdef unsigned int min_per_era
     cdef int irf_kind
     cdef bint per_era        # score from the per-era histograms
+    cdef unsigned int max_nb  # the most bins of a feature
     cdef const uint8_t[::1] is_categorical
 
     def __init__(self, n_bins, offsets, int n_eras, has_missing_values,
@@ -342,6 +356,7 @@ cdef class Splitter:
             raise ValueError(f"irf_kind must be one of "
                              f"{sorted(PENALTY_KINDS.values())}, got {irf_kind}")
         self.n_bins = n_bins
+        self.max_nb = max(n_bins) if len(n_bins) else 1
         self.offsets = offsets
         self.n_eras = n_eras
         self.has_missing = has_missing_values
@@ -371,7 +386,8 @@ cdef class Splitter:
         Returns a :class:`SplitInfo`; ``found`` is False when no candidate is
         eligible.
         """
-        cdef int n_feat = features.shape[0], k, best = 0, M = 0, e, f0, i, nt
+        cdef int n_feat = features.shape[0], k, best = 0, M = 0, e, f0, i, nt, t
+        cdef bint ok = True
         cdef int n_rows = max(self.n_eras, 1)
         cdef split_t *infos = <split_t *> calloc(max(n_feat, 1), sizeof(split_t))
         cdef int32_t *present = <int32_t *> malloc(n_rows * sizeof(int32_t))
@@ -381,10 +397,14 @@ cdef class Splitter:
         cdef uint32_t cnt
         cdef unsigned int b, nb0
         cdef node_sums_t nd
-        if infos == NULL or present == NULL or tot == NULL:
+        # one scratch per thread
+        cdef feature_scratch_t *fss = <feature_scratch_t *> calloc(
+            max(self.n_threads, 1), sizeof(feature_scratch_t))
+        if infos == NULL or present == NULL or tot == NULL or fss == NULL:
             free(infos)
             free(present)
             free(tot)
+            free(fss)
             raise MemoryError()
         try:
             with nogil:
@@ -426,17 +446,26 @@ cdef class Splitter:
                 nt = (self.n_threads
                       if self.offsets[self.offsets.shape[0] - 1] >= ONE_THREAD_BELOW
                       else 1)
-                for k in prange(n_feat, schedule='dynamic', num_threads=nt):
-                    infos[k].found = 0
-                    infos[k].feature = features[k]
-                    if sampled[k]:
-                        self._scan_feature(features[k], hist, &nd, &infos[k])
-                for k in range(1, n_feat):
-                    if better(&infos[k], &infos[best], self.split_type):
-                        best = k
+                for t in range(nt):
+                    ok = ok and scratch_alloc(&fss[t], self.max_nb, M, self.per_era)
+                if ok:
+                    for k in prange(n_feat, schedule='dynamic', num_threads=nt):
+                        infos[k].sc.found = 0
+                        infos[k].feature = features[k]
+                        if sampled[k]:
+                            self._scan_feature(features[k], hist, &nd,
+                                               &fss[threadid()], &infos[k])
+                    for k in range(1, n_feat):
+                        if better(&infos[k].sc, &infos[best].sc, self.split_type):
+                            best = k
+            if not ok:
+                raise MemoryError()
             return self._make_info(&infos[best], n_samples, sum_gradients,
                                    sum_hessians, lower_bound, upper_bound, M)
         finally:
+            for t in range(self.n_threads):
+                scratch_free(&fss[t])
+            free(fss)
             free(infos)
             free(present)
             free(tot)
@@ -444,8 +473,8 @@ cdef class Splitter:
     cdef object _make_info(self, split_t *s, unsigned int n_samples,
                            double G, double H, double lower, double upper, int M):
         info = SplitInfo()
-        info.found = bool(s.found)
-        info.is_categorical = bool(s.found and s.is_cat)
+        info.found = bool(s.sc.found)
+        info.is_categorical = bool(s.sc.found and s.is_cat)
         info.left_cat_bitset = None
         if info.is_categorical:
             info.left_cat_bitset = np.array(
@@ -454,9 +483,9 @@ cdef class Splitter:
         info.feature_idx = s.feature
         info.bin_idx = s.bin
         info.missing_go_to_left = bool(s.missing_left)
-        info.gain = s.gain if s.found else -1.0
-        info.crit = s.crit if s.found else -1.0
-        info.dnum = s.dnum
+        info.gain = s.sc.gain if s.sc.found else -1.0
+        info.crit = s.sc.crit if s.sc.found else -1.0
+        info.dnum = s.sc.dnum
         info.sum_gradient_left = s.GL
         info.sum_hessian_left = s.HL
         info.sum_gradient_right = G - s.GL
@@ -468,11 +497,12 @@ cdef class Splitter:
         if self.split_type != DIRECTIONAL:
             info.priority = (info.crit, 0.0)
         else:
-            info.priority = (s.dnum / <double>M if M else 0.0, info.crit)
+            info.priority = (s.sc.dnum / <double>M if M else 0.0, info.crit)
         return info
 
     cdef void _scan_feature(self, int f, const hist_t[::1] hist,
-                            const node_sums_t *nd, split_t *out) noexcept nogil:
+                            const node_sums_t *nd, feature_scratch_t *fs,
+                            split_t *out) noexcept nogil:
         """The best split of feature f: both numeric scans, or the two
         categorical ones."""
         cdef unsigned int nb = self.n_bins[f]
@@ -481,14 +511,11 @@ cdef class Splitter:
         cdef int i
         cdef split_t best_rl
         cdef scan_t s
-        cdef feature_scratch_t fs
-        out.found = 0
+        out.sc.found = 0
         out.is_cat = 0
         out.feature = f
-        best_rl.found = 0
+        best_rl.sc.found = 0
         if nbnm < 1 or nd.M < 1:
-            return
-        if not scratch_alloc(&fs, nb, nd.M, self.per_era):
             return
         s.feature = f
         s.nb = nb
@@ -500,7 +527,7 @@ cdef class Splitter:
             for i in range(nd.M):
                 fs.era.era_off[i] = nd.present[i] * <int64_t>nb
         if self.is_categorical[f]:
-            self._scan_categorical(&s, &fs, nd, miss, out)
+            self._scan_categorical(&s, fs, nd, miss, out)
         else:
             s.mono = self.monotonic_cst[f]
             s.label_is_step = False
@@ -512,7 +539,7 @@ cdef class Splitter:
             s.shift = 0
             s.missing_left = 0
             s.ties_to_later = False
-            self._scan(&s, &fs, nd, out)
+            self._scan(&s, fs, nd, out)
             # right to left: missing values go left; bin b + 1 joins the
             # right side at candidate b
             if miss and nbnm >= 2:
@@ -523,11 +550,10 @@ cdef class Splitter:
                 s.shift = 1
                 s.missing_left = 1
                 s.ties_to_later = self.per_era
-                self._scan(&s, &fs, nd, &best_rl)
+                self._scan(&s, fs, nd, &best_rl)
                 # scikit-learn: the right-to-left best must beat the other
-                if better(&best_rl, out, self.split_type):
+                if better(&best_rl.sc, &out.sc, self.split_type):
                     out[0] = best_rl
-        scratch_free(&fs)
 
     cdef void _scan_categorical(self, scan_t *s, feature_scratch_t *fs,
                                 const node_sums_t *nd, bint miss,
@@ -563,7 +589,7 @@ cdef class Splitter:
                 s.seq[i] = cats[i].bin if d == 0 else cats[n_used - 1 - i].bin
             if self._scan(s, fs, nd, out):
                 best_d = d
-        if not out.found:
+        if not out.sc.found:
             return
         out.is_cat = 1
         for i in range(8):
@@ -589,69 +615,80 @@ cdef class Splitter:
 
     cdef bint _scan(self, const scan_t *s, feature_scratch_t *fs,
                     const node_sums_t *nd, split_t *best) noexcept nogil:
-        """The one scan: list the candidates of the order ``s``, score them
-        in scan order and keep the best in ``best``. True when ``best``
-        changed."""
-        cdef int K = self._candidates(s, &fs.cand, nd), k
-        cdef bint changed = False
-        cdef split_t cand
-        if K == 0:
-            return False
+        """The one scan (:meth:`_scan_path`), compiled once for each path:
+        the per-era path and the pooled one."""
         if self.per_era:
-            return self._score_per_era(s, fs, nd, K, best)
-        for k in range(K):
-            self._score(&cand, s, &fs.cand, k, nd, NULL, NULL)
-            if better(&cand, best, self.split_type):
-                best[0] = cand
-                changed = True
-        return changed
+            return self._scan_path(s, fs, nd, best, True)
+        return self._scan_path(s, fs, nd, best, False)
 
-    cdef int _candidates(self, const scan_t *s, cand_t *cd,
-                         const node_sums_t *nd) noexcept nogil:
-        """The candidates of one order, with their pooled sums.
+    cdef inline bint _scan_path(self, const scan_t *s, feature_scratch_t *fs,
+                                const node_sums_t *nd, split_t *best,
+                                const bint per_era) noexcept nogil:
+        """The one scan: the candidates of the order ``s`` and their pooled
+        sums, scored in scan order (at once on the pooled path, after the
+        scan from the per-era sums otherwise); the best is kept in
+        ``best``. True when ``best`` changed.
 
         On the per-era path a bin with no rows adds a candidate with the
         same partition as the previous one: they are one candidate, with
         the lowest label."""
         cdef int i, K = 0
-        cdef bint merge = self.per_era, open_ = False
+        cdef bint open_ = False, changed = False
         cdef unsigned int label, nS = 0
         cdef double GS = 0.0, HS = 0.0
         cdef const hist_t *c
         cdef Constraint st
+        cdef pooled_t p
+        cdef score_t sc
+        # locals: the stores below could alias the fields of s, nd, self
+        cdef const hist_t *pooled = s.pooled
+        cdef const unsigned int *seq = s.seq
+        cdef unsigned int shift = s.shift, n = nd.n_samples
+        cdef bint by_step = s.label_is_step, left = s.scanned_is_left
+        cdef bint const_h = self.const_h
+        cdef double G = nd.G, H = nd.H
         for i in range(s.n_steps):
-            c = &s.pooled[s.seq[i]]
-            label = i if s.label_is_step else s.seq[i] - s.shift
-            if merge and c.n == 0:
-                if open_ and label < cd.label[K - 1]:
-                    cd.label[K - 1] = label
+            c = &pooled[seq[i]]
+            label = i if by_step else seq[i] - shift
+            if per_era and c.n == 0:
+                if open_ and label < fs.cands[K - 1].label:
+                    fs.cands[K - 1].label = label
                 continue
             nS = nS + c.n
-            HS = HS + ((<double>c.n) if self.const_h else c.h)
+            HS = HS + ((<double>c.n) if const_h else c.h)
             GS = GS + c.g
-            st = self._constraints(nS, nd.n_samples - nS, HS, nd.H - HS)
+            st = self._constraints(nS, n - nS, HS, H - HS)
             if st == CONTINUE:
                 open_ = False
                 continue
             if st == BREAK:
                 break
-            cd.label[K] = label
-            cd.step[K] = i
-            if s.scanned_is_left:
-                cd.nL[K] = nS
-                cd.GL[K] = GS
-                cd.HL[K] = HS
-                cd.GR[K] = nd.G - GS
-                cd.HR[K] = nd.H - HS
+            p.label = label
+            p.step = i
+            if left:
+                p.nL = nS
+                p.GL = GS
+                p.HL = HS
+                p.GR = G - GS
+                p.HR = H - HS
             else:
-                cd.nL[K] = nd.n_samples - nS
-                cd.GL[K] = nd.G - GS
-                cd.HL[K] = nd.H - HS
-                cd.GR[K] = GS
-                cd.HR[K] = HS
-            K = K + 1
+                p.nL = n - nS
+                p.GL = G - GS
+                p.HL = H - HS
+                p.GR = GS
+                p.HR = HS
             open_ = True
-        return K
+            if per_era:
+                fs.cands[K] = p
+                K = K + 1
+            else:
+                sc = self._score(s, &p, nd, NULL, NULL)
+                if better(&sc, &best.sc, self.split_type):
+                    keep(best, s, &p, &sc)
+                    changed = True
+        if K > 0:
+            changed = self._score_per_era(s, fs, nd, K, best)
+        return changed
 
     cdef bint _score_per_era(self, const scan_t *s, feature_scratch_t *fs,
                              const node_sums_t *nd, int K,
@@ -664,7 +701,7 @@ cdef class Splitter:
         by candidate the gains of all eras come from one dense loop
         (``era_gains``) and the candidate is scored."""
         cdef era_scratch_t *es = &fs.era
-        cdef const cand_t *cd = &fs.cand
+        cdef const pooled_t *cands = fs.cands
         cdef int M = nd.M, i, k, k0, k1, step = 0
         cdef bint const_h = self.const_h, changed = False
         cdef const hist_t *c
@@ -677,7 +714,7 @@ cdef class Splitter:
         cdef double *qn
         cdef size_t row
         cdef era_view_t ev
-        cdef split_t cand
+        cdef score_t sc
         for i in range(M):
             es.rg[i] = 0.0
             es.rh[i] = 0.0
@@ -702,7 +739,7 @@ cdef class Splitter:
                     qg[i] = pg[i]
                     qh[i] = ph[i]
                     qn[i] = pn[i]
-                while step <= cd.step[k]:
+                while step <= cands[k].step:
                     for i in range(M):
                         c = base + es.era_off[i] + s.seq[step]
                         qg[i] += c.g
@@ -722,60 +759,55 @@ cdef class Splitter:
                                     nd.ts, self.lam, M, es.gains, &ev.gsum)
                 if not s.scanned_is_left:
                     ev.dsum = -ev.dsum
-                self._score(&cand, s, cd, k, nd, &ev, es)
-                if better(&cand, best, self.split_type) or (
-                        s.ties_to_later and cand.found
-                        and not better(best, &cand, self.split_type)):
-                    best[0] = cand
+                sc = self._score(s, &cands[k], nd, &ev, es)
+                if better(&sc, &best.sc, self.split_type) or (
+                        s.ties_to_later and sc.found
+                        and not better(&best.sc, &sc, self.split_type)):
+                    keep(best, s, &cands[k], &sc)
                     changed = True
             k0 = k1
         return changed
 
-    cdef void _score(self, split_t *c, const scan_t *s, const cand_t *cd, int k,
-                     const node_sums_t *nd, const era_view_t *ev,
-                     era_scratch_t *es) noexcept nogil:
-        """The one candidate scorer: candidate k of ``cd``.
+    cdef inline score_t _score(self, const scan_t *s, const pooled_t *p,
+                               const node_sums_t *nd, const era_view_t *ev,
+                               era_scratch_t *es) noexcept nogil:
+        """The one candidate scorer: the score of candidate ``p``.
 
         ``ev`` holds its per-era sums and gains (NULL on the pooled path,
         scored with scikit-learn's gain). Checks in order: the per-era
         minimum, the monotonic constraint, then the criterion of
         ``split_type`` minus the invariance penalty."""
-        cdef double GL = cd.GL[k], HL = cd.HL[k], GR = cd.GR[k], HR = cd.HR[k]
+        cdef double GL = p.GL, HL = p.HL, GR = p.GR, HR = p.HR
         cdef double vL, vR, m = self.min_per_era
         cdef int i, M = nd.M
         cdef const double *lg
         cdef const double *lh
         cdef const double *ln
-        c.feature = s.feature
-        c.bin = cd.label[k]
-        c.missing_left = s.missing_left
-        c.GL = GL
-        c.HL = HL
-        c.nL = cd.nL[k]
-        c.is_cat = 0
+        cdef score_t c
         c.found = 0
         c.dnum = 0
+        c.gain = 0.0
         c.crit = 0.0
         if ev != NULL and self.min_per_era:
             for i in range(M):
                 if ev.qn[i] < m or nd.tn[i] - ev.qn[i] < m:
-                    return
+                    return c
         vL = node_value(GL, HL, nd.lower, nd.upper, self.lam)
         vR = node_value(GR, HR, nd.lower, nd.upper, self.lam)
         if (s.mono == 1 and vL > vR) or (s.mono == -1 and vL < vR):
-            return
+            return c
         if ev == NULL:
             # scikit-learn's gain, from the node's (bounded) values
             c.gain = nd.loss_node - GL * vL - GR * vR
             c.crit = c.gain
             c.found = c.gain > 0.0
-            return
+            return c
         c.gain = (score(GL, HL, self.lam) + score(GR, HR, self.lam)
                   - score(GL + GR, HL + HR, self.lam))
         if self.split_type == DIRECTIONAL:
             c.dnum = ev.dsum if ev.dsum >= 0 else -ev.dsum
             if c.dnum == 0 or not c.gain > 0.0:
-                return
+                return c
         if self.split_type == ORIGINAL:
             c.crit = c.gain
         elif self.alpha == 0.0:
@@ -805,6 +837,7 @@ cdef class Splitter:
             c.found = 1
         else:
             c.found = c.crit > 0.0
+        return c
 
 
 def split_indices(const BIN_t[::1, :] X_binned, int feature, unsigned int bin_idx,
