@@ -6,6 +6,7 @@ relationships holding in every era.
 """
 
 from .classifier import HistGradientBoostingClassifier
+from .explain import to_shap
 from .forest import InvariantForestClassifier, InvariantForestRegressor
 from .gradient_boosting import HistGradientBoostingRegressor
 from .metrics import era_scores, era_summary, make_era_scorer
@@ -21,6 +22,7 @@ __all__ = [
     "era_scores",
     "era_summary",
     "make_era_scorer",
+    "to_shap",
     "worst_fold_refit",
 ]
 __version__ = "0.1.0.dev0"

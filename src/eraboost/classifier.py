@@ -132,6 +132,10 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
     n_eras_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray of str
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Pooled split gain per feature over all trees, normalised to sum 1
+        (all zeros when no tree has a split); see :mod:`eraboost.inspection`
+        for split counts and per-era importances.
 
     Examples
     --------

@@ -48,6 +48,7 @@ from ._predictor import add_leaf_values
 from ._splitting import Splitter
 from .binning import INT_DTYPES, BinMapper
 from .grower import HistogramPool, TreeGrower, check_histogram_memory
+from .inspection import feature_importances
 from .metrics import EraScorer
 
 _LOSSES = {
@@ -983,6 +984,16 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             yield raw.copy()
 
     @property
+    def feature_importances_(self):
+        """Pooled split gain per feature over all trees, summing to 1.
+
+        See :func:`eraboost.inspection.feature_importances` (all zeros when
+        no tree has a split); split counts and per-era importances are in
+        :mod:`eraboost.inspection`.
+        """
+        return feature_importances(self)
+
+    @property
     def n_iter_(self):
         """Number of boosting iterations done (with early stopping, fewer
         than ``max_iter``)."""
@@ -1157,6 +1168,10 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         The categorical features; None when there are none.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Pooled split gain per feature over all trees, normalised to sum 1
+        (all zeros when no tree has a split); see :mod:`eraboost.inspection`
+        for split counts and per-era importances.
 
     Examples
     --------

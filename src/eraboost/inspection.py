@@ -1,7 +1,105 @@
-"""Looking inside fitted era-aware models."""
+"""Looking inside fitted era-aware boosters: which features their splits use.
+
+- :func:`feature_importances`: the pooled split gain per feature, summed
+  over all trees and normalised to sum 1 (the boosters'
+  ``feature_importances_``).
+- :func:`split_counts`, :func:`split_feature_shares`: how many splits use
+  each feature.
+- :func:`era_importances`: how much each feature's splits separate the
+  gradients within each era, recomputed era by era on the data given.
+
+Every function reports features in the columns of ``X`` as passed to
+``fit`` (categorical columns, which the engine moves first, are mapped back).
+"""
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
+
+from ._categorical import internal_order
+from ._eras import check_eras
+from .predictor import TreePredictor
+
+__all__ = [
+    "era_importances",
+    "feature_importances",
+    "split_counts",
+    "split_feature_shares",
+]
+
+
+def _user_columns(estimator):
+    """User column index of each engine feature."""
+    is_cat = getattr(estimator, "is_categorical_", None)
+    if is_cat is None:
+        return np.arange(estimator.n_features_in_)
+    return internal_order(is_cat)
+
+
+def _trees(estimator):
+    """(class index k, predictor) of every tree, iteration by iteration."""
+    check_is_fitted(estimator, "_predictors")
+    for iteration in estimator._predictors:
+        yield from enumerate(iteration)
+
+
+def _split_table(estimator):
+    """Engine features and pooled gains of all split nodes."""
+    split = np.concatenate(
+        [p.nodes[p.nodes["is_leaf"] == 0] for _, p in _trees(estimator)]
+    )
+    return split["feature"], split["gain"]
+
+
+def _per_user_column(estimator, features, weights):
+    """Sum ``weights`` by user column of the engine ``features``."""
+    totals = np.zeros(estimator.n_features_in_)
+    np.add.at(totals, _user_columns(estimator)[features], weights)
+    return totals
+
+
+def _normalise(totals):
+    total = totals.sum()
+    return totals / total if total > 0 else totals
+
+
+def feature_importances(estimator):
+    """Pooled split gain per feature, summed over all trees, summing to 1.
+
+    The gain of a split is the pooled gain the splitter computed for it
+    (scikit-learn's formula, stored in each split node), whatever the
+    ``split_type`` that chose it; a split's negative pooled gain (possible
+    under the era criteria with ``l2_regularization > 0``) counts as 0.
+    With several trees per iteration (multiclass), every class's trees
+    count. This is scikit-learn's forests' convention: the importances sum
+    to 1, so ``SelectFromModel`` works on the boosters.
+
+    Parameters
+    ----------
+    estimator : fitted eraboost gradient boosting estimator
+
+    Returns
+    -------
+    importances : ndarray of shape (n_features_in_,)
+        Non-negative, summing to 1; all zeros when no tree has a split
+        (scikit-learn's forests' rule).
+    """
+    features, gains = _split_table(estimator)
+    return _normalise(_per_user_column(estimator, features, np.maximum(gains, 0.0)))
+
+
+def split_counts(estimator):
+    """Number of split nodes on each feature, over all trees.
+
+    Parameters
+    ----------
+    estimator : fitted eraboost gradient boosting estimator
+
+    Returns
+    -------
+    counts : ndarray of int64, shape (n_features_in_,)
+    """
+    features, _ = _split_table(estimator)
+    return _per_user_column(estimator, features, 1.0).astype(np.int64)
 
 
 def split_feature_shares(estimator, weighted=False):
@@ -20,17 +118,162 @@ def split_feature_shares(estimator, weighted=False):
     shares : ndarray of shape (n_features_in_,)
         Non-negative, summing to 1 (all zeros when no tree has a split).
     """
-    check_is_fitted(estimator, "_predictors")
+    if not weighted:
+        return _normalise(split_counts(estimator).astype(np.float64))
     totals = np.zeros(estimator.n_features_in_)
+    for _, predictor in _trees(estimator):
+        nodes = predictor.nodes
+        split = nodes[nodes["is_leaf"] == 0]
+        weights = split["count"] / nodes[0]["count"]
+        totals += _per_user_column(estimator, split["feature"], weights)
+    return _normalise(totals)
+
+
+def _score(G, H, lam):
+    """``G^2 / (H + lam)``, 0 where ``H + lam == 0``."""
+    d = H + lam
+    safe = np.where(d == 0, 1.0, d)
+    return np.where(d == 0, 0.0, G * G / safe)
+
+
+def _node_sums(nodes, leaf, codes, n_eras, g, h):
+    """Per-era sums of g, h and rows in every node: (n_nodes, n_eras) each."""
+    n_nodes = nodes.shape[0]
+    cell = leaf * n_eras + codes
+    size = n_nodes * n_eras
+    sums = [
+        np.bincount(cell, weights=w, minlength=size).reshape(n_nodes, n_eras)
+        for w in (g, h, None)
+    ]
+    internal = np.flatnonzero(nodes["is_leaf"] == 0)
+    depth = nodes["depth"][internal]
+    # children first: a node's sums are its children's
+    for d in np.unique(depth)[::-1]:
+        at = internal[depth == d]
+        left, right = nodes["left"][at], nodes["right"][at]
+        for s in sums:
+            s[at] = s[left] + s[right]
+    return sums
+
+
+def era_importances(estimator, X, y, eras, *, sample_weight=None, return_eras=False):
+    """Per-era gain of each feature's splits, on the data given.
+
+    For every split node of every tree, and every era ``e``, the per-era
+    gain of the era criteria (``SPEC.md``; ``docs/criteria.md``)::
+
+        g_e = G_Le^2 / (H_Le + lam) + G_Re^2 / (H_Re + lam) - G_e^2 / (H_e + lam)
+
+    (0 when one side holds no row of the era), where ``G`` and ``H`` are the
+    era's sums of the loss gradients and hessians of the rows reaching the
+    node, taken at the raw predictions of the trees before this one (as the
+    fit saw them), and ``lam`` is ``l2_regularization``. The gains of the
+    splits on each feature are summed over all trees. On the training rows
+    these are the per-era sums the fit's histograms held (in float64 here);
+    on held-out eras they show which features separate the gradients of
+    eras the model never saw. With ``lam = 0`` a per-era gain is never
+    negative: it measures how strongly a split separates the era's rows,
+    not whether the model's pooled leaf values suit that era (the
+    agreement of directions across eras is what ``split_type="directional"``
+    scores).
+
+    Parameters
+    ----------
+    estimator : fitted eraboost gradient boosting estimator
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Targets (class labels for a classifier; they must be among
+        ``classes_``).
+    eras : array-like of shape (n_samples,)
+        Era label of each row.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Row weights, which scale the gradients and hessians as in ``fit``
+        (a classifier's ``class_weight`` applies too, computed on ``y``).
+    return_eras : bool, default=False
+        Also return the sorted era labels.
+
+    Returns
+    -------
+    eras : ndarray of shape (n_eras,)
+        The sorted distinct era labels (only with ``return_eras=True``).
+    importances : ndarray of shape (n_eras, n_features_in_)
+        Row ``i`` holds the summed per-era gains of era ``eras[i]``, in the
+        units of the gains (divide a row by its sum for shares).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from eraboost import HistGradientBoostingRegressor
+    >>> from eraboost.inspection import era_importances
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(2000, 3))
+    >>> eras = np.repeat(np.arange(4), 500)
+    >>> y = X[:, 0] * (eras < 2) + X[:, 1] + 0.1 * rng.normal(size=2000)
+    >>> est = HistGradientBoostingRegressor(max_iter=20).fit(X, y)
+    >>> imp = era_importances(est, X, y, eras)
+    >>> imp.shape
+    (4, 3)
+    >>> bool(imp[0, 0] > 5 * imp[3, 0])  # feature 0 matters in eras 0 and 1 only
+    True
+    """
+    check_is_fitted(estimator, "_predictors")
+    X = estimator._check_X(X, reset=False)
+    n = X.shape[0]
+    y = estimator._encode_y_val(estimator._check_y(y))
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} rows but X has {n}.")
+    codes, labels = check_eras(eras, n)
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        if sample_weight.shape != (n,):
+            raise ValueError(
+                f"sample_weight must have shape ({n},); got {sample_weight.shape}."
+            )
+    sample_weight = estimator._finalize_sample_weight(sample_weight, y)
+    loss = estimator._loss
+    lam = float(estimator.l2_regularization)
+    K = estimator.n_trees_per_iteration_
+    n_eras = labels.size
+    importances = np.zeros((estimator.n_features_in_, n_eras))
+    columns = _user_columns(estimator)
+    raw = np.zeros((n, K), dtype=np.float64, order="F")
+    raw += estimator._baseline_prediction
+    # full-size hessians even for losses whose hessians are constant
+    gradient = np.empty((n, K) if K > 1 else n, dtype=np.float64, order="F")
+    hessian = np.empty_like(gradient)
+    g_view = gradient.reshape((n, -1))
+    h_view = hessian.reshape((n, -1))
     for iteration in estimator._predictors:
-        for predictor in iteration:
+        loss.gradient_hessian(
+            y_true=y,
+            raw_prediction=raw,
+            sample_weight=sample_weight,
+            gradient_out=gradient,
+            hessian_out=hessian,
+        )
+        for k, predictor in enumerate(iteration):
             nodes = predictor.nodes
-            split = nodes[nodes["is_leaf"] == 0]
+            # a copy whose leaves predict their own index: the leaf of each row
+            numbered = nodes.copy()
+            numbered["value"] = np.arange(nodes.shape[0])
+            leaf = TreePredictor(
+                numbered,
+                predictor.binned_left_cat_bitsets,
+                predictor.raw_left_cat_bitsets,
+            ).predict(X)
+            leaf = leaf.astype(np.intp)
+            raw[:, k] += nodes["value"][leaf]
+            split = np.flatnonzero(nodes["is_leaf"] == 0)
             if split.size == 0:
                 continue
-            weight = (
-                split["count"] / nodes[0]["count"] if weighted else np.ones(split.size)
+            G, H, N = _node_sums(nodes, leaf, codes, n_eras, g_view[:, k], h_view[:, k])
+            left, right = nodes["left"][split], nodes["right"][split]
+            gains = (
+                _score(G[left], H[left], lam)
+                + _score(G[right], H[right], lam)
+                - _score(G[split], H[split], lam)
             )
-            np.add.at(totals, split["feature"], weight)
-    total = totals.sum()
-    return totals / total if total > 0 else totals
+            gains[(N[left] == 0) | (N[right] == 0)] = 0.0
+            np.add.at(importances, columns[nodes["feature"][split]], gains)
+    importances = np.ascontiguousarray(importances.T)
+    return (labels, importances) if return_eras else importances
