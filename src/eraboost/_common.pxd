@@ -37,3 +37,24 @@ cdef inline bint in_bitset(const uint32_t *bitset, unsigned int b) noexcept nogi
 
 cdef inline void set_bitset(uint32_t *bitset, unsigned int b) noexcept nogil:
     bitset[b >> 5] |= (<uint32_t>1) << (b & 31)
+
+
+# The split criteria (``split_type``); ``_common.SPLIT_TYPES`` names them.
+cdef enum SplitType:
+    ORIGINAL = 0        # pooled gain, scikit-learn's
+    ERA = 1             # Boltzmann operator of the per-era gains
+    DIRECTIONAL = 2     # |sum of the per-era directions|, then the era score
+
+# The invariance penalties (``irf_kind``).
+cdef enum PenaltyKind:
+    VALUE_VARIANCE = 0  # SPEC.md: H_node * Var_e CR_e
+    RATE_SPREAD = 1     # IRF classification: H_node / 2 * (max I_e / min I_e - 1)
+
+cdef enum:
+    # Below this many units of work (row-feature updates, histogram cells),
+    # a parallel loop runs on one thread: waking the others costs more than
+    # the work (tens of microseconds with the passive wait policy). Results
+    # never depend on the thread count.
+    ONE_THREAD_BELOW = 16384
+    # A partition of a node's rows uses a thread per this many rows at least.
+    ROWS_PER_THREAD = 4096

@@ -75,27 +75,83 @@ cdef inline double boltzmann(const double *g, int m, double alpha) noexcept nogi
     return num / den
 
 
-cdef inline double era_gain_direction(double GL, double HL, unsigned int nL,
-                                      double GR, double HR, unsigned int nR,
-                                      double score_parent, double lam,
-                                      int *direction) noexcept nogil:
-    """Per-era gain and direction together, one division per side.
-
-    Same values as ``era_gain`` and ``era_direction``: with v = G / (H + lam),
-    score = G * v and the Newton value is -v.
+cdef extern from *:
     """
-    cdef double dL = HL + lam, dR = HR + lam, vL = 0.0, vR = 0.0
-    direction[0] = 0
-    if nL == 0 or nR == 0:
-        return 0.0
-    if dL != 0.0:
-        vL = GL / dL
-    if dR != 0.0:
-        vR = GR / dR
-    # Newton values are -vL and -vR: sign(-vL - (-vR)) = sign(vR - vL),
-    # without a branch (the sign is unpredictable)
-    direction[0] = <int>(vR > vL) - <int>(vR < vL)
-    return GL * vL + GR * vR - score_parent
+    /* The per-era gain and direction of one era from its left and right
+       sums (SPEC.md): with v = G / (H + lam) (0 when H + lam == 0),
+       score = G * v and the Newton value is -v, so one division per side.
+       Gain 0 and direction 0 when a side is empty. Written without branches
+       so that eb_era_gains below runs on SIMD lanes; the same values as
+       era_gain and era_direction (an unsplit era's gain may be -0.0).
+       Always inlined: into each clone of eb_era_gains as well. */
+    #if defined(__GNUC__)
+    #define EB_ALWAYS_INLINE __attribute__((always_inline))
+    #else
+    #define EB_ALWAYS_INLINE
+    #endif
+    static inline EB_ALWAYS_INLINE double eb_era_gain_direction(
+        double GL, double HL, double nL, double GR, double HR, double nR,
+        double score_parent, double lam, int *direction)
+    {
+        double dL = HL + lam, dR = HR + lam;
+        double mL = (double)(dL != 0.0), mR = (double)(dR != 0.0);
+        double split = (double)(nL != 0.0) * (double)(nR != 0.0);
+        double vL = GL / (dL + (1.0 - mL)) * mL;
+        double vR = GR / (dR + (1.0 - mR)) * mR;
+        /* sign(-vL - (-vR)) = sign(vR - vL) */
+        *direction = ((int)(vR > vL) - (int)(vR < vL)) * (int)split;
+        return (GL * vL + GR * vR - score_parent) * split;
+    }
+
+    /* The dense era loop, compiled for AVX2 as well where the CPU has it. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
+        && defined(__linux__)
+    #define EB_MULTIVERSION __attribute__((target_clones("avx2", "default"), \
+        optimize("no-trapping-math")))
+    #else
+    #define EB_MULTIVERSION
+    #endif
+
+    /* Gains of the M eras of one candidate from the sums of its scanned side
+       (qg, qh, qn) and the eras' totals (tg, th, tn) and total scores (ts):
+       the scanned side plays the left side. Writes gains[0 .. M-1], their
+       sum into *gsum (four interleaved partial sums: era i in lane i mod 4,
+       lanes combined as (l0 + l1) + (l2 + l3)), and returns the sum of the
+       directions (negate it when the scanned side is the right one). */
+    EB_MULTIVERSION
+    static int eb_era_gains(const double *qg, const double *qh,
+                            const double *qn, const double *tg,
+                            const double *th, const double *tn,
+                            const double *ts, double lam, int M,
+                            double *gains, double *gsum)
+    {
+        int dsum = 0, i, d;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (i = 0; i < M; i++) {
+            gains[i] = eb_era_gain_direction(qg[i], qh[i], qn[i],
+                                             tg[i] - qg[i], th[i] - qh[i],
+                                             tn[i] - qn[i], ts[i], lam, &d);
+            dsum += d;
+        }
+        for (i = 0; i + 4 <= M; i += 4) {
+            s0 += gains[i]; s1 += gains[i + 1];
+            s2 += gains[i + 2]; s3 += gains[i + 3];
+        }
+        for (; i < M; i++) {
+            if (i % 4 == 0) s0 += gains[i]; else if (i % 4 == 1) s1 += gains[i];
+            else s2 += gains[i];
+        }
+        *gsum = (s0 + s1) + (s2 + s3);
+        return dsum;
+    }
+    """
+    double era_gain_direction "eb_era_gain_direction" (
+        double GL, double HL, double nL, double GR, double HR, double nR,
+        double score_parent, double lam, int *direction) noexcept nogil
+    int era_gains "eb_era_gains" (
+        const double *qg, const double *qh, const double *qn, const double *tg,
+        const double *th, const double *tn, const double *ts, double lam, int M,
+        double *gains, double *gsum) noexcept nogil
 
 
 cdef inline double era_variance(const double *x, const signed char *ok,
@@ -135,3 +191,46 @@ cdef inline double rate_ratio(double pos_left, double neg_left, double pos,
 cdef inline double ratio_spread(double lo, double hi) noexcept nogil:
     """IRF's classification penalty L = max_e I_e / min_e I_e - 1 (eq. 16)."""
     return hi / lo - 1.0
+
+
+cdef inline double value_change_variance(const double *gL, const double *hL,
+                                         const double *nL, const double *g,
+                                         const double *h, int m, double lam,
+                                         double *cr, signed char *ok) noexcept nogil:
+    """SPEC.md's invariance penalty P(s) = Var_e CR_e over m eras.
+
+    ``CR_e = v(G_Le, H_Le) - v(G_e, H_e)`` with the Newton value ``v``, from
+    each era's left sums (gL, hL, nL) and totals (g, h), over the eras with
+    rows on the left (``era_variance``). ``cr`` and ``ok`` are scratch
+    arrays of m entries.
+    """
+    cdef int i
+    for i in range(m):
+        ok[i] = nL[i] > 0
+        cr[i] = 0.0
+        if ok[i]:
+            cr[i] = newton_value(gL[i], hL[i], lam) - newton_value(g[i], h[i], lam)
+    return era_variance(cr, ok, m)
+
+
+cdef inline double rate_spread(const double *gL, const double *hL,
+                               const double *g, const double *h,
+                               int m) noexcept nogil:
+    """IRF's classification penalty ``max_e I_e / min_e I_e - 1`` over m eras.
+
+    From each era's left sums (gL, hL) and totals (g, h) of gradients
+    ``-w * y`` (y in {0, 1}) and hessians ``w``: an era's positive rows
+    going left weigh ``-G_Le``, all its rows going left ``H_Le``. 0 with
+    fewer than two eras.
+    """
+    cdef int i
+    cdef double pos, posL, r, lo = INFINITY, hi = 0.0
+    if m < 2:
+        return 0.0
+    for i in range(m):
+        posL = max(-gL[i], 0.0)
+        pos = max(-g[i], 0.0)
+        r = rate_ratio(posL, max(hL[i] - posL, 0.0), pos, max(h[i] - pos, 0.0))
+        lo = min(lo, r)
+        hi = max(hi, r)
+    return ratio_spread(lo, hi)

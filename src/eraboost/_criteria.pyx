@@ -55,19 +55,18 @@ def invariance_penalty(GL, HL, nL, GR, HR, nR, double lam):
     variance, 0 with fewer than two such eras. Computed with the engine's own
     functions.
     """
-    GL = np.asarray(GL, dtype=np.float64)
-    HL = np.asarray(HL, dtype=np.float64)
-    GR = np.asarray(GR, dtype=np.float64)
-    HR = np.asarray(HR, dtype=np.float64)
-    nL = np.asarray(nL, dtype=np.int64)
-    cdef Py_ssize_t m = GL.shape[0], e
-    cdef double[::1] cr = np.zeros(max(m, 1), dtype=np.float64)
-    cdef signed char[::1] ok = np.zeros(max(m, 1), dtype=np.int8)
-    for e in range(m):
-        ok[e] = nL[e] > 0
-        cr[e] = (newton_value(GL[e], HL[e], lam)
-                 - newton_value(GL[e] + GR[e], HL[e] + HR[e], lam))
-    return era_variance(&cr[0], &ok[0], <int>m)
+    GL, HL, nL, GR, HR = (np.atleast_1d(np.asarray(a, dtype=np.float64))
+                          for a in (GL, HL, nL, GR, HR))
+    cdef Py_ssize_t m = GL.shape[0]
+    if m == 0:
+        return 0.0
+    cdef double[::1] gL = np.ascontiguousarray(GL), hL = np.ascontiguousarray(HL)
+    cdef double[::1] nl = np.ascontiguousarray(nL)
+    cdef double[::1] g = GL + GR, h = HL + HR
+    cdef double[::1] cr = np.zeros(m, dtype=np.float64)
+    cdef signed char[::1] ok = np.zeros(m, dtype=np.int8)
+    return value_change_variance(&gL[0], &hL[0], &nl[0], &g[0], &h[0], <int>m,
+                                 lam, &cr[0], &ok[0])
 
 
 def rate_ratio_penalty(pos_left, n_left, pos, n):
@@ -81,17 +80,14 @@ def rate_ratio_penalty(pos_left, n_left, pos, n):
         The same in the whole node. Eras with ``n == 0`` are not in the node
         and take no part; 0 with fewer than two eras.
     """
-    pos_left = np.asarray(pos_left, dtype=np.float64)
-    n_left = np.asarray(n_left, dtype=np.float64)
-    pos = np.asarray(pos, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
-    cdef double lo = INFINITY, hi = 0.0, r
-    cdef int k = 0
-    for e in range(pos.shape[0]):
-        if n[e] <= 0:
-            continue
-        r = rate_ratio(pos_left[e], n_left[e] - pos_left[e], pos[e], n[e] - pos[e])
-        lo = min(lo, r)
-        hi = max(hi, r)
-        k += 1
-    return 0.0 if k < 2 else ratio_spread(lo, hi)
+    keep = n > 0
+    # gradients -y and hessians 1 per row: G = -positives, H = rows
+    cdef double[::1] gL = -np.asarray(pos_left, dtype=np.float64)[keep]
+    cdef double[::1] hL = np.ascontiguousarray(
+        np.asarray(n_left, dtype=np.float64)[keep])
+    cdef double[::1] g = -np.asarray(pos, dtype=np.float64)[keep]
+    cdef double[::1] h = np.ascontiguousarray(n[keep])
+    if gL.shape[0] < 2:
+        return 0.0
+    return rate_spread(&gL[0], &hL[0], &g[0], &h[0], <int>gL.shape[0])

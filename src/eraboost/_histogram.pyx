@@ -19,11 +19,8 @@ from cython.parallel import prange
 from libc.string cimport memset
 import numpy as np
 
-from ._common cimport hist_t, G_t, BIN_t, uint32_t, int32_t, int64_t
-
-cdef enum:
-    # below this many row-feature updates (or histogram cells), one thread
-    SMALL_WORK = 16384
+from ._common cimport (hist_t, G_t, BIN_t, uint32_t, int32_t, int64_t,
+                       ONE_THREAD_BELOW)
 
 
 def histogram_layout(const uint32_t[::1] n_bins, int n_eras):
@@ -166,7 +163,7 @@ cdef class HistogramBuilder:
         # small nodes (deep trees) on one thread: waking the other threads
         # costs more than the work (tens of microseconds with the passive
         # wait policy); the result does not depend on the thread count
-        cdef int nt = self.n_threads if n * n_feat >= SMALL_WORK else 1
+        cdef int nt = self.n_threads if n * n_feat >= ONE_THREAD_BELOW else 1
         if not root:
             with nogil:
                 for i in prange(n, schedule='static', num_threads=nt):
@@ -241,7 +238,7 @@ cdef class HistogramBuilder:
         """parent -= sibling, in place, for the listed features."""
         cdef int k, n_feat = features.shape[0], f
         cdef int64_t j
-        cdef int nt = self.n_threads if self.size >= SMALL_WORK else 1
+        cdef int nt = self.n_threads if self.size >= ONE_THREAD_BELOW else 1
         with nogil:
             for k in prange(n_feat, schedule='static', num_threads=nt):
                 f = features[k]

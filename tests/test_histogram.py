@@ -1,0 +1,152 @@
+"""The histogram builder on hand-made nodes, against NumPy sums."""
+
+import numpy as np
+import pytest
+from eraboost._histogram import HistogramBuilder, era_runs, histogram_layout
+
+from eraboost._common import HIST_DTYPE
+
+
+def make_data(seed, n=400, n_eras=5, n_bins=(6, 3, 17, 256), const_h=False):
+    """Binned columns (the last bin of each is the missing-value bin), float32
+    gradients and hessians, era codes in random row order."""
+    rng = np.random.default_rng(seed)
+    n_bins = np.asarray(n_bins, dtype=np.uint32)
+    Xb = np.asfortranarray(
+        np.column_stack([rng.integers(0, nb, size=n) for nb in n_bins]).astype(np.uint8)
+    )
+    g = rng.normal(size=n).astype(np.float32)
+    h = (
+        np.ones(1, dtype=np.float32)
+        if const_h
+        else rng.uniform(0.1, 2.0, size=n).astype(np.float32)
+    )
+    eras = rng.integers(0, n_eras, size=n).astype(np.int32)
+    return Xb, n_bins, g, h, eras
+
+
+def numpy_hist(Xb, n_bins, g, h, eras, rows, n_eras, f):
+    """(n_eras, n_bins[f]) sums of g, h and rows of the rows ``rows``."""
+    nb = int(n_bins[f])
+    out = {k: np.zeros((n_eras, nb)) for k in "ghn"}
+    hh = np.broadcast_to(h, g.shape) if h.shape[0] == 1 else h
+    for key, w in (("g", g), ("h", hh), ("n", np.ones_like(g))):
+        np.add.at(out[key], (eras[rows], Xb[rows, f]), w[rows].astype(np.float64))
+    return out
+
+
+def block(hist, offsets, n_bins, n_rows, f):
+    nb = int(n_bins[f])
+    return hist[offsets[f] : offsets[f] + n_rows * nb].reshape(n_rows, nb)
+
+
+def grouped_rows(eras, rows):
+    """``rows`` grouped by era (stable), as the grower keeps them."""
+    return rows[np.argsort(eras[rows], kind="stable")].astype(np.uint32)
+
+
+@pytest.mark.parametrize("n_eras", [1, 2, 7])
+def test_layout_blocks_are_padded_whole_cache_lines(n_eras):
+    n_bins = np.array([6, 3, 17, 256, 1], dtype=np.uint32)
+    offsets = histogram_layout(n_bins, n_eras)
+    rows = n_eras + 1 if n_eras > 1 else 1  # the era rows and the pooled row
+    sizes = np.diff(offsets)
+    assert offsets[0] == 0
+    assert np.all(sizes % 16 == 0)  # 16 cells of 20 bytes: 5 cache lines
+    assert np.all(sizes - rows * n_bins >= 4)
+    assert np.all(sizes - rows * n_bins < 20)
+
+
+def test_era_runs():
+    eras = np.array([3, 3, 1, 1, 1, 0, 3], dtype=np.int32)
+    rows = np.array([0, 1, 6, 2, 3, 4, 5], dtype=np.uint32)  # eras 3 3 3 1 1 1 0
+    era, start, stop = era_runs(rows, eras)
+    np.testing.assert_array_equal(era, [3, 1, 0])
+    np.testing.assert_array_equal(start, [0, 3, 6])
+    np.testing.assert_array_equal(stop, [3, 6, 7])
+    era, start, stop = era_runs(np.zeros(0, dtype=np.uint32), eras)
+    assert era.size == start.size == stop.size == 0
+
+
+@pytest.mark.parametrize("const_h", [False, True])
+@pytest.mark.parametrize("n_eras", [1, 5])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_brute_matches_numpy(const_h, n_eras, n_threads):
+    Xb, n_bins, g, h, eras = make_data(0, n_eras=n_eras, const_h=const_h)
+    codes = eras if n_eras > 1 else None
+    if n_eras == 1:
+        eras = np.zeros_like(eras)
+    offsets = histogram_layout(n_bins, n_eras)
+    b = HistogramBuilder(Xb, n_bins, offsets, n_eras, codes, g, h, n_threads)
+    assert b.hessians_are_constant == const_h
+    rng = np.random.default_rng(1)
+    rows = grouped_rows(eras, np.sort(rng.choice(len(g), size=250, replace=False)))
+    hist = np.full(offsets[-1], 7, dtype=HIST_DTYPE)  # garbage: must be cleared
+    features = np.arange(len(n_bins), dtype=np.uint32)
+    b.compute_brute(rows, hist, features)
+    n_rows = n_eras + 1 if n_eras > 1 else 1
+    for f in range(len(n_bins)):
+        ref = numpy_hist(Xb, n_bins, g, h, eras, rows, n_eras, f)
+        got = block(hist, offsets, n_bins, n_rows, f)
+        np.testing.assert_array_equal(got["n"][:n_eras], ref["n"])
+        np.testing.assert_allclose(got["g"][:n_eras], ref["g"], rtol=1e-12, atol=1e-12)
+        if not const_h:
+            np.testing.assert_allclose(
+                got["h"][:n_eras], ref["h"], rtol=1e-12, atol=1e-12
+            )
+        if n_eras > 1:  # the pooled row
+            np.testing.assert_array_equal(got["n"][n_eras], ref["n"].sum(axis=0))
+            np.testing.assert_allclose(
+                got["g"][n_eras], ref["g"].sum(axis=0), rtol=1e-12, atol=1e-12
+            )
+
+
+def test_root_without_gather_and_feature_subset():
+    """``root=True`` takes the rows 0..n-1 in place; only the listed
+    features' blocks are written."""
+    Xb, n_bins, g, h, eras = make_data(2, n_eras=1)
+    offsets = histogram_layout(n_bins, 1)
+    b = HistogramBuilder(Xb, n_bins, offsets, 1, None, g, h, 1)
+    rows = np.arange(len(g), dtype=np.uint32)
+    hist = np.zeros(offsets[-1], dtype=HIST_DTYPE)
+    hist["n"] = 99
+    b.compute_brute(rows, hist, np.array([1, 3], dtype=np.uint32), True)
+    zeros = np.zeros_like(eras)
+    for f in range(len(n_bins)):
+        got = block(hist, offsets, n_bins, 1, f)
+        if f in (1, 3):
+            ref = numpy_hist(Xb, n_bins, g, h, zeros, rows, 1, f)
+            np.testing.assert_array_equal(got["n"], ref["n"])
+            np.testing.assert_allclose(got["g"], ref["g"], rtol=1e-12, atol=1e-12)
+        else:
+            assert np.all(got["n"] == 99)
+
+
+@pytest.mark.parametrize("const_h", [False, True])
+def test_subtraction_gives_the_other_child(const_h):
+    """parent - small child = the large child's histogram, rows exactly and
+    sums to rounding, the pooled row included; the same with two threads."""
+    Xb, n_bins, g, h, eras = make_data(3, n=600, n_eras=4, const_h=const_h)
+    offsets = histogram_layout(n_bins, 4)
+    features = np.arange(len(n_bins), dtype=np.uint32)
+    rows = grouped_rows(eras, np.arange(len(g)))
+    left = Xb[rows, 0] <= 2
+    results = []
+    for n_threads in (1, 2):
+        b = HistogramBuilder(Xb, n_bins, offsets, 4, eras, g, h, n_threads)
+        parent = np.empty(offsets[-1], dtype=HIST_DTYPE)
+        small = np.empty_like(parent)
+        large = np.empty_like(parent)
+        b.compute_brute(rows, parent, features)
+        b.compute_brute(rows[left], small, features)
+        b.compute_brute(rows[~left], large, features)
+        b.compute_subtraction(parent, small, features)
+        for f in range(len(n_bins)):
+            got = block(parent, offsets, n_bins, 5, f)
+            ref = block(large, offsets, n_bins, 5, f)
+            np.testing.assert_array_equal(got["n"], ref["n"])
+            np.testing.assert_allclose(got["g"], ref["g"], rtol=1e-9, atol=1e-9)
+            if not const_h:
+                np.testing.assert_allclose(got["h"], ref["h"], rtol=1e-9, atol=1e-9)
+        results.append(parent)
+    assert results[0].tobytes() == results[1].tobytes()

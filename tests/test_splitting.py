@@ -1,0 +1,335 @@
+"""The splitter on hand-made nodes, node by node against the NumPy reference
+of the criteria (tests/reference.py).
+
+Each test builds histograms with the engine's ``HistogramBuilder`` (the
+larger child by subtraction, as the grower does), asks ``Splitter`` for the
+best split, and compares it with ``reference.best_split`` on the same rows:
+the feature, the bin (the set of left categories for a categorical feature),
+the missing-value direction and the criterion's value; then it splits the
+rows and checks the children the same way.
+"""
+
+import numpy as np
+import pytest
+import reference
+from eraboost._histogram import HistogramBuilder, histogram_layout
+from eraboost._splitting import PENALTY_KINDS, SPLIT_TYPE_CODES, Splitter
+from reference import best_split
+
+from eraboost._common import HIST_DTYPE, SPLIT_TYPES
+
+ALPHAS = [-np.inf, -1.0, 0.0, 2.0, np.inf]
+
+
+def make_node(
+    seed,
+    n_eras,
+    n_bins=(6, 4, 9, 30),
+    missing=(False, True, False, True),
+    categorical=None,
+    const_h=True,
+    classification=False,
+    rows_per_era=(3, 40),
+):
+    """Binned data whose last bin per feature is the missing-value bin.
+
+    Feature 0 follows the era (deeper nodes miss eras), feature 2's effect
+    changes sign with the era; ``categorical`` features get category effects.
+    With ``classification``, gradients ``-w * y`` and hessians ``w`` of a 0/1
+    target with integer weights ``w``.
+    """
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(*rows_per_era, size=n_eras)
+    eras = np.repeat(np.arange(n_eras), sizes).astype(np.int32)
+    n = eras.size
+    n_bins = np.asarray(n_bins, dtype=np.uint32)
+    nbnm = n_bins - 1
+    cols = [rng.integers(0, nbnm[f], size=n) for f in range(len(n_bins))]
+    cols[0] = np.clip(
+        eras * int(nbnm[0]) // n_eras + rng.integers(-1, 2, n), 0, nbnm[0] - 1
+    )
+    for f in range(len(n_bins)):
+        if missing[f]:
+            cols[f][rng.random(n) < 0.12] = nbnm[f]
+    Xb = np.asfortranarray(np.column_stack(cols).astype(np.uint8))
+    shift = rng.normal(size=n_eras)[eras]
+    latent = 0.4 * cols[1] + shift * (cols[2] - 4) + 0.05 * cols[3]
+    if categorical is not None:
+        for f in np.flatnonzero(categorical):
+            latent += rng.normal(size=int(n_bins[f]))[cols[f]]
+    latent += rng.normal(size=n)
+    if classification:
+        y = (latent > np.median(latent)).astype(np.float64)
+        w = rng.integers(1, 4, size=n).astype(np.float32)
+        g = (-w * y).astype(np.float32)
+        h = w
+    else:
+        g = (latent.mean() - latent).astype(np.float32)
+        h = (
+            np.ones(1, dtype=np.float32)
+            if const_h
+            else rng.uniform(0.2, 2.0, size=n).astype(np.float32)
+        )
+    perm = rng.permutation(n)  # rows of an era not contiguous in the data
+    Xb, g, eras = np.asfortranarray(Xb[perm]), g[perm], eras[perm]
+    if h.shape[0] > 1:
+        h = h[perm]
+    has_missing = np.array([(Xb[:, f] == nbnm[f]).any() for f in range(len(n_bins))])
+    return Xb, n_bins, g, h, eras, has_missing.astype(np.uint8)
+
+
+class Case:
+    """One node's data with the engine's builder and splitter, set up as the
+    estimators do, and the reference's options to compare with."""
+
+    def __init__(
+        self,
+        seed,
+        n_eras,
+        split_type,
+        alpha=0.0,
+        lam=0.0,
+        msl=1,
+        n_threads=1,
+        data=None,
+        **options,
+    ):
+        data = data or {}
+        self.Xb, self.n_bins, g, h, self.eras, self.has_missing = make_node(
+            seed, n_eras, **data
+        )
+        self.categorical = data.get("categorical")
+        self.split_type, self.alpha, self.lam, self.msl = split_type, alpha, lam, msl
+        self.offsets = histogram_layout(self.n_bins, n_eras)
+        self.builder = HistogramBuilder(
+            self.Xb, self.n_bins, self.offsets, n_eras, self.eras, g, h, n_threads
+        )
+        is_cat = self.categorical
+        self.splitter = Splitter(
+            self.n_bins,
+            self.offsets,
+            n_eras,
+            self.has_missing,
+            np.zeros(len(self.n_bins), dtype=np.int8),
+            SPLIT_TYPES[split_type],
+            alpha,
+            lam,
+            reference.MIN_HESSIAN,
+            msl,
+            h.shape[0] == 1,
+            n_threads,
+            is_categorical=None if is_cat is None else is_cat.astype(np.uint8),
+            **options,
+        )
+        self.features = np.arange(len(self.n_bins), dtype=np.uint32)
+        self.g = g.astype(np.float64)
+        self.h = np.broadcast_to(h, g.shape).astype(np.float64)
+        self.ref_options = {
+            k: options[k]
+            for k in ("irf_penalty", "min_samples_leaf_per_era")
+            if options.get(k)
+        }
+        # the rows grouped by era, as the grower keeps them
+        self.rows = np.argsort(self.eras, kind="stable").astype(np.uint32)
+
+    def hist(self, rows):
+        out = np.empty(self.offsets[-1], dtype=HIST_DTYPE)
+        self.builder.compute_brute(rows, out, self.features)
+        return out
+
+    def split(self, rows, hist):
+        G, H = self.g[rows].sum(), self.h[rows].sum()
+        return self.splitter.find_node_split(
+            len(rows),
+            hist,
+            G,
+            H,
+            -G / (H + self.lam),
+            -np.inf,
+            np.inf,
+            self.features,
+            np.ones(len(self.features), dtype=np.uint8),
+        )
+
+    def left_mask(self, rows, info):
+        col = self.Xb[rows, info.feature_idx]
+        if info.is_categorical:
+            bits = info.left_cat_bitset
+            return ((bits[col >> 5] >> (col & 31)) & 1).astype(bool)
+        miss = col == self.n_bins[info.feature_idx] - 1
+        return ((col <= info.bin_idx) & ~miss) | (miss & info.missing_go_to_left)
+
+    def check(self, depth, rows=None, hist=None):
+        """Compare the engine's split of ``rows`` (all rows by default) with
+        the reference's, then the children's (the smaller built, the larger
+        by subtraction) down to ``depth``; the number of nodes compared."""
+        if rows is None:
+            rows = self.rows
+            hist = self.hist(rows)
+        info = self.split(rows, hist)
+        ref = best_split(
+            self.Xb,
+            self.g,
+            self.h,
+            self.eras,
+            rows,
+            self.n_bins - 1,
+            self.has_missing,
+            self.split_type,
+            self.alpha,
+            self.lam,
+            self.msl,
+            is_categorical=self.categorical,
+            **self.ref_options,
+        )
+        if ref is None:
+            assert not info.found, f"engine split {info}, the reference does not"
+            return 1
+        assert info.found, f"the engine finds no split; reference {ref}"
+        f, b, miss_left, key = ref
+        assert info.feature_idx == f, (info, ref)
+        if info.is_categorical:
+            bits = info.left_cat_bitset
+            left_bins = {c for c in range(256) if (bits[c >> 5] >> (c & 31)) & 1}
+            assert left_bins == set(b), (info, ref)
+        else:
+            assert info.bin_idx == b, (info, ref)
+            if (self.Xb[rows, f] == self.n_bins[f] - 1).any():
+                assert info.missing_go_to_left == miss_left, (info, ref)
+        if self.split_type == "directional":
+            assert info.dnum == key[0]
+            assert info.crit == pytest.approx(key[1], rel=1e-9, abs=1e-9)
+        else:
+            assert info.crit == pytest.approx(key[0], rel=1e-9, abs=1e-9)
+        left = self.left_mask(rows, info)
+        assert left.sum() == info.n_samples_left
+        n = 1
+        if depth > 1:
+            small, large = sorted((rows[left], rows[~left]), key=len)
+            small_hist = self.hist(small)
+            self.builder.compute_subtraction(hist, small_hist, self.features)
+            for sub, sub_hist in ((small, small_hist), (large, hist)):
+                if len(sub) >= 2:
+                    n += self.check(depth - 1, sub, sub_hist)
+        return n
+
+
+CATEGORICAL = {
+    "categorical": np.array([False, True, False, True]),
+    "n_bins": (6, 8, 9, 13),
+}
+
+
+def test_split_type_codes():
+    assert SPLIT_TYPE_CODES == SPLIT_TYPES
+    assert sorted(PENALTY_KINDS.values()) == [0, 1]
+
+
+@pytest.mark.parametrize("split_type", ["original", "era", "directional"])
+@pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize("seed", range(3))
+def test_numeric_nodes_match_reference(split_type, alpha, seed):
+    """Missing values (both scans), 30 bins (several chunks of candidates),
+    eras of 3 to 40 rows, some absent from deeper nodes."""
+    assert Case(seed, 5 + 4 * seed, split_type, alpha).check(3) >= 3
+
+
+@pytest.mark.parametrize("split_type", ["original", "era", "directional"])
+@pytest.mark.parametrize("alpha", [-np.inf, 0.0, 2.0])
+def test_non_constant_hessians_and_l2(split_type, alpha):
+    case = Case(7, 6, split_type, alpha, lam=1.5, msl=3, data={"const_h": False})
+    assert case.check(3) >= 3
+
+
+@pytest.mark.parametrize("split_type", ["original", "era", "directional"])
+@pytest.mark.parametrize("alpha", [-np.inf, 0.0, np.inf])
+@pytest.mark.parametrize("seed", range(2))
+def test_categorical_nodes_match_reference(split_type, alpha, seed):
+    data = dict(CATEGORICAL, rows_per_era=(20, 60))
+    assert Case(seed, 5, split_type, alpha, data=data).check(3) >= 3
+
+
+@pytest.mark.parametrize("split_type", ["original", "era", "directional"])
+@pytest.mark.parametrize("categorical", [False, True])
+@pytest.mark.parametrize("penalty", [0.3, 3.0])
+def test_invariance_penalty_matches_reference(split_type, categorical, penalty):
+    data = dict(CATEGORICAL if categorical else {}, rows_per_era=(20, 60))
+    case = Case(3, 5, split_type, data=data, irf_penalty=penalty)
+    assert case.check(3) >= 3
+
+
+@pytest.mark.parametrize("split_type", ["original", "era", "directional"])
+@pytest.mark.parametrize("categorical", [False, True])
+def test_min_rows_per_era_matches_reference(split_type, categorical):
+    data = dict(CATEGORICAL if categorical else {}, rows_per_era=(15, 50))
+    case = Case(4, 4, split_type, -1.0, data=data, min_samples_leaf_per_era=3)
+    assert case.check(3) >= 2
+
+
+def rate_spread_penalty(left, g, h, eras, lam):
+    """Half the IRF classification penalty max_e I_e / min_e I_e - 1 from
+    gradients -w y and hessians w (Liao et al. eq. 16-19), over the eras of
+    the node: the reference's penalty term is ``irf_penalty * H * this``."""
+    ratios = []
+    for e in np.unique(eras):
+        m = eras == e
+        pos, n = -g[m].sum(), h[m].sum()
+        pos_l, n_l = -g[m & left].sum(), h[m & left].sum()
+        ratios.append(
+            ((pos_l + 0.5) / (pos + 1)) / ((n_l - pos_l + 0.5) / (n - pos + 1))
+        )
+    return 0.5 * (max(ratios) / min(ratios) - 1) if len(ratios) > 1 else 0.0
+
+
+@pytest.mark.parametrize("split_type", ["original", "era", "directional"])
+@pytest.mark.parametrize("categorical", [False, True])
+@pytest.mark.parametrize("penalty", [0.002, 0.01])
+def test_rate_spread_penalty_matches_reference(
+    monkeypatch, split_type, categorical, penalty
+):
+    """The forests' classification penalty (``irf_kind=1``) on numeric and
+    categorical features: the reference with its penalty term replaced by
+    the IRF classification penalty."""
+    monkeypatch.setattr(reference, "invariance_penalty", rate_spread_penalty)
+    data = dict(
+        CATEGORICAL if categorical else {}, classification=True, rows_per_era=(20, 60)
+    )
+    case = Case(5, 4, split_type, data=data, irf_penalty=penalty, irf_kind=1)
+    assert case.check(3) >= 3
+
+
+def test_same_split_whatever_the_thread_count():
+    """A node big enough to scan on two threads: the same split, bit for bit."""
+    data = {
+        "n_bins": (6, 4, 9, 30) * 10,
+        "missing": (False, True, False, True) * 10,
+        "rows_per_era": (5, 20),
+    }
+    infos = []
+    for n_threads in (1, 2):
+        case = Case(8, 64, "era", -1.0, n_threads=n_threads, data=data)
+        assert case.offsets[-1] >= 16384  # scanned on several threads
+        info = case.split(case.rows, case.hist(case.rows))
+        infos.append({k: getattr(info, k) for k in info.__slots__})
+    assert infos[0]["found"]
+    assert infos[0] == infos[1]
+
+
+def test_bad_codes_are_refused():
+    with pytest.raises(ValueError, match="split_type must be"):
+        Case(0, 3, "era").splitter.__init__(
+            np.array([4], dtype=np.uint32),
+            np.array([0, 32]),
+            3,
+            np.zeros(1, dtype=np.uint8),
+            np.zeros(1, dtype=np.int8),
+            3,
+            0.0,
+            0.0,
+            1e-3,
+            1,
+            True,
+            1,
+        )
+    with pytest.raises(ValueError, match="irf_kind must be"):
+        Case(0, 3, "era", irf_kind=2)
