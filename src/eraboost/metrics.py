@@ -121,12 +121,19 @@ def era_scores(y_true, y_pred, eras, metric="pearson", *, return_eras=False):
     Returns
     -------
     eras : ndarray of shape (n_eras,)
-        The sorted distinct era labels (only with ``return_eras=True``).
-    scores : ndarray of shape (n_eras,)
-        One score per era, in the order of the sorted era labels (the order
-        that :func:`era_summary` takes as time).
+        The distinct era labels in their natural order (only with
+        ``return_eras=True``): numbers and dates in their own order, strings
+        that read as numbers by value, other strings with runs of digits
+        compared as numbers (``"era2"`` before ``"era10"``).
+    scores : ndarray or pandas Series of shape (n_eras,)
+        One score per era, in the natural order of the era labels (the order
+        that :func:`era_summary` takes as time). When any input is a pandas
+        object, a Series indexed by era label (the index named after the
+        eras Series, else ``"era"``).
     """
     metric = _check_metric(metric)
+    as_series = any(_is_pandas(a) for a in (y_true, y_pred, eras))
+    era_name = getattr(eras, "name", None) if _is_pandas(eras) else None
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
     if y_true.ndim != 1 or y_pred.ndim != 1:
@@ -173,7 +180,20 @@ def era_scores(y_true, y_pred, eras, metric="pearson", *, return_eras=False):
         except ValueError as exc:
             label = labels[e].item() if hasattr(labels[e], "item") else labels[e]
             raise ValueError(f"era {label!r}: {exc}") from None
+    if as_series:
+        import pandas as pd
+
+        scores = pd.Series(
+            scores,
+            index=pd.Index(labels, name=era_name if era_name is not None else "era"),
+            name=metric if isinstance(metric, str) else "score",
+        )
     return (labels, scores) if return_eras else scores
+
+
+def _is_pandas(obj):
+    """Whether ``obj`` is a pandas object (without importing pandas)."""
+    return type(obj).__module__.partition(".")[0] == "pandas"
 
 
 def era_summary(scores, *, greater_is_better=True):
