@@ -7,6 +7,39 @@ import warnings
 import numpy as np
 
 
+class EncodedEras:
+    """Era labels already checked and encoded, as :func:`check_eras` returns
+    them: passing this object where eras are expected skips the encoding
+    (early stopping scores the same rows every iteration). ``np.asarray``
+    of it gives the labels of the rows.
+
+    Parameters
+    ----------
+    codes : ndarray of int32, shape (n_samples,)
+        Codes ``0 .. n_eras - 1``, each of them used.
+    labels : ndarray, shape (n_eras,)
+        The sorted labels of the codes.
+    """
+
+    def __init__(self, codes, labels):
+        self.codes = codes
+        self.labels = labels
+
+    @classmethod
+    def from_codes(cls, codes, labels):
+        """From codes into ``labels`` of which only some may be used."""
+        used, codes = np.unique(codes, return_inverse=True)
+        return cls(codes.astype(np.int32).ravel(), np.asarray(labels)[used])
+
+    def __len__(self):
+        return self.codes.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        """The labels of the rows, for code that reads eras as an array."""
+        labels = self.labels[self.codes]
+        return labels if dtype is None else labels.astype(dtype)
+
+
 def check_eras(eras, n_samples, name="eras"):
     """Validate era labels and encode them as int32 codes 0..n_eras-1.
 
@@ -27,6 +60,13 @@ def check_eras(eras, n_samples, name="eras"):
         ``"era2"`` before ``"era10"``, numeric strings by value, dates in
         time); ``labels[codes]`` gives back the input.
     """
+    if isinstance(eras, EncodedEras):
+        if len(eras) != n_samples:
+            raise ValueError(
+                f"{name} has {len(eras)} labels but X has {n_samples} rows; "
+                "give exactly one era label per row."
+            )
+        return eras.codes, eras.labels
     arr = np.asarray(eras)
     if arr.ndim != 1:
         raise ValueError(
