@@ -228,9 +228,22 @@ def era_scores(y_true, y_pred, eras, metric="pearson", *, return_eras=False):
         extra = (classes[1],)
     if metric in ("pearson", "spearman", "numerai_corr"):
         scores = _grouped_scores(metric, y_true, y_pred, codes, labels.size)
-        return (labels, scores) if return_eras else scores
-    func = metric if callable(metric) else _METRICS[metric][0]
+    else:
+        scores = _scores_era_by_era(metric, y_true, y_pred, codes, labels, extra)
+    if as_series:
+        import pandas as pd
 
+        scores = pd.Series(
+            scores,
+            index=pd.Index(labels, name=era_name if era_name is not None else "era"),
+            name=metric if isinstance(metric, str) else "score",
+        )
+    return (labels, scores) if return_eras else scores
+
+
+def _scores_era_by_era(metric, y_true, y_pred, codes, labels, extra):
+    """One call of the metric's function per era."""
+    func = metric if callable(metric) else _METRICS[metric][0]
     order = np.argsort(codes, kind="stable")
     ends = np.cumsum(np.bincount(codes, minlength=labels.size))
     scores = np.empty(labels.size)
@@ -243,15 +256,7 @@ def era_scores(y_true, y_pred, eras, metric="pearson", *, return_eras=False):
         except ValueError as exc:
             label = labels[e].item() if hasattr(labels[e], "item") else labels[e]
             raise ValueError(f"era {label!r}: {exc}") from None
-    if as_series:
-        import pandas as pd
-
-        scores = pd.Series(
-            scores,
-            index=pd.Index(labels, name=era_name if era_name is not None else "era"),
-            name=metric if isinstance(metric, str) else "score",
-        )
-    return (labels, scores) if return_eras else scores
+    return scores
 
 
 def _is_pandas(obj):
