@@ -228,10 +228,10 @@ cdef class HistogramBuilder:
             for e in range(self.n_eras):
                 h = &out[base + <int64_t>e * nb]
                 for b in range(nb):
-                    if h[b].n:
-                        pooled[b].g += h[b].g
-                        pooled[b].h += h[b].h
-                        pooled[b].n += h[b].n
+                    # no branch: empty cells are exact zeros
+                    pooled[b].g += h[b].g
+                    pooled[b].h += h[b].h
+                    pooled[b].n += h[b].n
 
     def compute_subtraction(self, hist_t[::1] parent, const hist_t[::1] sibling,
                             const uint32_t[::1] features):
