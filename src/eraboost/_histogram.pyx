@@ -1,7 +1,8 @@
 """Per-era gradient histograms.
 
-A node's histograms live in one flat array of ``hist_t`` laid out feature by
-feature, then era by era, then bin by bin::
+A node's histograms live in one flat byte buffer, laid out feature by
+feature; feature ``f`` owns the cells ``offsets[f] .. offsets[f + 1] - 1``,
+era by era, then bin by bin::
 
     cell(f, e, b) = offsets[f] + e * n_bins[f] + b
 
@@ -11,6 +12,13 @@ With more than one era, each feature's block ends with one more row, ``e =
 n_eras``: the pooled histogram (the sum over eras), filled while the era rows
 are still in cache and carried by the subtraction like any other row, so the
 split scan reads each block only once.
+
+A block stores its cells as arrays (``block_t`` and ``hist_block`` in
+``_common.pxd``): the gradient sums (8 bytes a cell), the hessian sums (8
+bytes, only when the hessians are not constant: constant hessians are the
+row counts times the constant), then the row counts (4 bytes). A cell costs
+12 bytes with constant hessians (squared error without weights), else 20.
+
 Each thread fills whole features (its own region). The rows of a node are
 kept grouped by era, so a run of rows of one era writes to the ``n_bins[f]``
 contiguous cells of that era only.
@@ -19,19 +27,19 @@ from cython.parallel import prange
 from libc.string cimport memset
 import numpy as np
 
-from ._common cimport (hist_t, G_t, BIN_t, uint32_t, int32_t, int64_t,
-                       ONE_THREAD_BELOW)
+from ._common cimport (block_t, hist_block, cell_bytes, G_t, BIN_t, uint8_t,
+                       uint32_t, int32_t, int64_t, ONE_THREAD_BELOW)
 
 
 def histogram_layout(const uint32_t[::1] n_bins, int n_eras):
-    """Offsets of each feature's block; the last entry is the total size.
+    """Offsets of each feature's block, in cells; the last entry is the
+    number of cells of a histogram.
 
     A block has ``n_eras`` rows of ``n_bins[f]`` cells, plus the pooled row
     when ``n_eras > 1``, then padding up to a multiple of 16 cells with at
-    least 4 unused cells (80 bytes): two threads filling neighbouring
-    features never write to the same cache line (without it, the 120-byte
-    blocks of 5-valued features share lines and the threads stall each
-    other).
+    least 4 unused cells: every block starts on a cache line (16 cells are
+    192 or 320 bytes), so two threads filling neighbouring features never
+    write to the same line.
     """
     cdef Py_ssize_t f, p = n_bins.shape[0]
     cdef int64_t rows = n_eras + 1 if n_eras > 1 else 1
@@ -87,6 +95,11 @@ cdef class HistogramBuilder:
     gradients, hessians : ndarray of float32
         ``hessians`` may have shape (1,) when they are constant.
     n_threads : int
+
+    Attributes
+    ----------
+    nbytes : int
+        Bytes of one histogram (:meth:`empty` allocates one).
     """
     cdef public object X_binned_arr
     cdef const BIN_t[::1, :] X_binned
@@ -100,7 +113,8 @@ cdef class HistogramBuilder:
     cdef G_t[::1] ordered_hessians
     cdef public bint hessians_are_constant
     cdef public int n_threads
-    cdef public Py_ssize_t size
+    cdef public Py_ssize_t size      # cells of a histogram
+    cdef public Py_ssize_t nbytes    # bytes of a histogram
     cdef object _zero_run      # era and start of the single run without eras
     cdef int n_features
 
@@ -122,6 +136,7 @@ cdef class HistogramBuilder:
         self.ordered_hessians = np.empty_like(hessians)
         self.n_threads = n_threads
         self.size = offsets[-1]
+        self.nbytes = self.size * cell_bytes(self.hessians_are_constant)
         self._zero_run = np.zeros(1, dtype=np.int64)
 
     @property
@@ -129,13 +144,37 @@ cdef class HistogramBuilder:
         """The hessian of every row when they are constant."""
         return float(self.hessians[0])
 
+    def empty(self):
+        """A new, uninitialised histogram buffer (bytes, 64-byte aligned)."""
+        raw = np.empty(self.nbytes + 64, dtype=np.uint8)
+        start = (-raw.ctypes.data) % 64
+        return raw[start:start + self.nbytes]
+
+    def block(self, const uint8_t[::1] hist, int f):
+        """Views of feature f's block: arrays ``g``, ``h`` (None when the
+        hessians are constant) and ``n`` of shape (rows, n_bins[f]): the era
+        rows, then the pooled row when there are several eras."""
+        cdef int64_t rows = self.n_eras + 1 if self.n_eras > 1 else 1
+        cdef int64_t nb = self.n_bins[f], cells = self.offsets[f + 1] - self.offsets[f]
+        cdef int64_t start = self.offsets[f] * cell_bytes(self.hessians_are_constant)
+        cdef int64_t n_dbl = 1 if self.hessians_are_constant else 2
+        arr = np.asarray(hist)
+        g = arr[start:start + 8 * cells].view(np.float64)
+        n = arr[start + 8 * n_dbl * cells:start + (8 * n_dbl + 4) * cells]
+        h = None
+        if not self.hessians_are_constant:
+            h = arr[start + 8 * cells:start + 16 * cells].view(np.float64)
+            h = h[:rows * nb].reshape(rows, nb)
+        return {"g": g[:rows * nb].reshape(rows, nb), "h": h,
+                "n": n.view(np.uint32)[:rows * nb].reshape(rows, nb)}
+
     def update_gradients(self, gradients, hessians):
         """Point the builder at new gradient arrays (same shapes)."""
         self.gradients = gradients
         self.hessians = hessians
 
     def compute_brute(self, const uint32_t[::1] sample_indices,
-                      hist_t[::1] out,
+                      uint8_t[::1] out,
                       const uint32_t[::1] features,
                       bint root=False):
         """Fill ``out`` with the histograms of the rows ``sample_indices``.
@@ -147,6 +186,9 @@ cdef class HistogramBuilder:
         cdef int k, n_feat = features.shape[0], f
         cdef bint use_eras = self.n_eras > 1
         cdef const int64_t[::1] run_era, run_start, run_stop
+        if out.shape[0] < self.nbytes:
+            raise ValueError(f"histogram buffer of {out.shape[0]} bytes, "
+                             f"{self.nbytes} needed")
         if use_eras:
             r_era, r_start, r_stop = era_runs(sample_indices, self.era_codes)
         else:
@@ -178,7 +220,7 @@ cdef class HistogramBuilder:
             for k in prange(n_feat, schedule='dynamic', num_threads=nt):
                 f = features[k]
                 self._one_feature(f, sample_indices, grad, hess, const_h, root,
-                                  run_era, run_start, run_stop, n_runs, out)
+                                  run_era, run_start, run_stop, n_runs, &out[0])
 
     cdef void _one_feature(self, int f, const uint32_t[::1] rows,
                            const G_t[::1] grad, const G_t[::1] hess,
@@ -186,63 +228,77 @@ cdef class HistogramBuilder:
                            const int64_t[::1] run_era,
                            const int64_t[::1] run_start,
                            const int64_t[::1] run_stop, int n_runs,
-                           hist_t[::1] out) noexcept nogil:
+                           uint8_t *out) noexcept nogil:
         cdef const BIN_t[::1] col = self.X_binned[:, f]
-        cdef int64_t base = self.offsets[f]
-        cdef hist_t *h
+        cdef block_t blk = hist_block(out, &self.offsets[0], f, const_h)
+        cdef int64_t cells = self.offsets[f + 1] - self.offsets[f], off
         cdef Py_ssize_t i, r
         cdef unsigned int b
         cdef unsigned int nb = self.n_bins[f]
         cdef int e
-        cdef hist_t *pooled
-        memset(&out[base], 0, (self.offsets[f + 1] - base) * sizeof(hist_t))
+        cdef double *g
+        cdef double *h
+        cdef uint32_t *c
+        memset(blk.g, 0, cells * cell_bytes(const_h))
         for r in range(n_runs):
-            h = &out[base + run_era[r] * self.n_bins[f]]
-            if root:
-                if const_h:
+            off = run_era[r] * <int64_t>nb
+            g = blk.g + off
+            c = blk.n + off
+            if const_h:
+                if root:
                     for i in range(run_start[r], run_stop[r]):
                         b = col[i]
-                        h[b].g += grad[i]
-                        h[b].n += 1
+                        g[b] += grad[i]
+                        c[b] += 1
                 else:
                     for i in range(run_start[r], run_stop[r]):
-                        b = col[i]
-                        h[b].g += grad[i]
-                        h[b].h += hess[i]
-                        h[b].n += 1
+                        b = col[rows[i]]
+                        g[b] += grad[i]
+                        c[b] += 1
             else:
-                if const_h:
+                h = blk.h + off
+                if root:
                     for i in range(run_start[r], run_stop[r]):
-                        b = col[rows[i]]
-                        h[b].g += grad[i]
-                        h[b].n += 1
+                        b = col[i]
+                        g[b] += grad[i]
+                        h[b] += hess[i]
+                        c[b] += 1
                 else:
                     for i in range(run_start[r], run_stop[r]):
                         b = col[rows[i]]
-                        h[b].g += grad[i]
-                        h[b].h += hess[i]
-                        h[b].n += 1
+                        g[b] += grad[i]
+                        h[b] += hess[i]
+                        c[b] += 1
         if self.n_eras > 1:
             # the pooled row: eras summed in order, while they are in cache
-            pooled = &out[base + <int64_t>self.n_eras * nb]
+            # (no branch: empty cells are exact zeros)
+            off = self.n_eras * <int64_t>nb
             for e in range(self.n_eras):
-                h = &out[base + <int64_t>e * nb]
                 for b in range(nb):
-                    # no branch: empty cells are exact zeros
-                    pooled[b].g += h[b].g
-                    pooled[b].h += h[b].h
-                    pooled[b].n += h[b].n
+                    blk.g[off + b] += blk.g[e * nb + b]
+                    blk.n[off + b] += blk.n[e * nb + b]
+                if not const_h:
+                    for b in range(nb):
+                        blk.h[off + b] += blk.h[e * nb + b]
 
-    def compute_subtraction(self, hist_t[::1] parent, const hist_t[::1] sibling,
+    def compute_subtraction(self, uint8_t[::1] parent, const uint8_t[::1] sibling,
                             const uint32_t[::1] features):
         """parent -= sibling, in place, for the listed features."""
         cdef int k, n_feat = features.shape[0], f
-        cdef int64_t j
+        cdef int64_t j, cells
+        cdef bint const_h = self.hessians_are_constant
+        cdef block_t p, s
         cdef int nt = self.n_threads if self.size >= ONE_THREAD_BELOW else 1
         with nogil:
             for k in prange(n_feat, schedule='static', num_threads=nt):
                 f = features[k]
-                for j in range(self.offsets[f], self.offsets[f + 1]):
-                    parent[j].g = parent[j].g - sibling[j].g
-                    parent[j].h = parent[j].h - sibling[j].h
-                    parent[j].n = parent[j].n - sibling[j].n
+                cells = self.offsets[f + 1] - self.offsets[f]
+                p = hist_block(&parent[0], &self.offsets[0], f, const_h)
+                s = hist_block(&sibling[0], &self.offsets[0], f, const_h)
+                for j in range(cells):
+                    p.g[j] = p.g[j] - s.g[j]
+                for j in range(cells):
+                    p.n[j] = p.n[j] - s.n[j]
+                if not const_h:
+                    for j in range(cells):
+                        p.h[j] = p.h[j] - s.h[j]

@@ -42,7 +42,7 @@ import numpy as np
 from libc.stdlib cimport malloc, free, calloc, qsort
 from libc.string cimport memcpy
 
-from ._common cimport (hist_t, BIN_t, uint8_t, uint32_t, int32_t, int64_t,
+from ._common cimport (block_t, hist_block, BIN_t, uint8_t, uint32_t, int32_t, int64_t,
                        in_bitset, set_bitset, ORIGINAL, ERA,
                        DIRECTIONAL, VALUE_VARIANCE, RATE_SPREAD,
                        ONE_THREAD_BELOW, ROWS_PER_THREAD)
@@ -109,8 +109,8 @@ cdef struct node_sums_t:
 cdef struct scan_t:
     # one feature's block and one order of its bins
     int feature
-    const hist_t *base   # the block: era rows of nb bins, then the pooled row
-    const hist_t *pooled
+    block_t blk          # the block: era rows of nb bins, then the pooled row
+    int64_t pooled       # the pooled row's first cell
     unsigned int nb
     unsigned int *seq    # seq[i]: the bin that joins the scanned side at step i
     int n_steps
@@ -377,7 +377,7 @@ cdef class Splitter:
             is_categorical = np.zeros(len(n_bins), dtype=np.uint8)
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.uint8)
 
-    def find_node_split(self, unsigned int n_samples, const hist_t[::1] hist,
+    def find_node_split(self, unsigned int n_samples, const uint8_t[::1] hist,
                         double sum_gradients, double sum_hessians, double value,
                         double lower_bound, double upper_bound,
                         const uint32_t[::1] features, const uint8_t[::1] sampled):
@@ -393,7 +393,8 @@ cdef class Splitter:
         cdef int32_t *present = <int32_t *> malloc(n_rows * sizeof(int32_t))
         # per-era totals of the node: g, h, rows, score
         cdef double *tot = <double *> calloc(4 * n_rows, sizeof(double))
-        cdef const hist_t *c
+        cdef block_t blk
+        cdef int64_t cell
         cdef uint32_t cnt
         cdef unsigned int b, nb0
         cdef node_sums_t nd
@@ -412,21 +413,23 @@ cdef class Splitter:
                 if self.per_era and n_feat > 0:
                     f0 = features[0]
                     nb0 = self.n_bins[f0]
+                    blk = hist_block(&hist[0], &self.offsets[0], f0, self.const_h)
                     for e in range(self.n_eras):
                         cnt = 0
                         for b in range(nb0):
-                            cnt = cnt + hist[self.offsets[f0] + e * nb0 + b].n
+                            cnt = cnt + blk.n[e * nb0 + b]
                         if cnt > 0:
                             present[M] = e
                             M = M + 1
                     # their totals (every feature's histogram holds the same rows)
                     for i in range(M):
                         for b in range(nb0):
-                            c = &hist[self.offsets[f0] + present[i] * nb0 + b]
-                            if c.n:
-                                tot[i] += c.g
-                                tot[M + i] += (<double>c.n) if self.const_h else c.h
-                                tot[2 * M + i] += c.n
+                            cell = present[i] * nb0 + b
+                            if blk.n[cell]:
+                                tot[i] += blk.g[cell]
+                                tot[M + i] += (<double>blk.n[cell] if self.const_h
+                                               else blk.h[cell])
+                                tot[2 * M + i] += blk.n[cell]
                         tot[3 * M + i] = score(tot[i], tot[M + i], self.lam)
                 else:
                     present[0] = 0
@@ -500,7 +503,7 @@ cdef class Splitter:
             info.priority = (s.sc.dnum / <double>M if M else 0.0, info.crit)
         return info
 
-    cdef void _scan_feature(self, int f, const hist_t[::1] hist,
+    cdef void _scan_feature(self, int f, const uint8_t[::1] hist,
                             const node_sums_t *nd, feature_scratch_t *fs,
                             split_t *out) noexcept nogil:
         """The best split of feature f: both numeric scans, or the two
@@ -519,9 +522,9 @@ cdef class Splitter:
             return
         s.feature = f
         s.nb = nb
-        s.base = &hist[self.offsets[f]]
+        s.blk = hist_block(&hist[0], &self.offsets[0], f, self.const_h)
         # the block's pooled row (see _histogram.pyx)
-        s.pooled = s.base + (self.n_eras * <int64_t>nb if self.n_eras > 1 else 0)
+        s.pooled = self.n_eras * <int64_t>nb if self.n_eras > 1 else 0
         s.seq = fs.seq
         if self.per_era:
             for i in range(nd.M):
@@ -570,10 +573,11 @@ cdef class Splitter:
         cdef cat_info_t *cats = fs.cats
         # bins 0 .. nbnm - 1 are the categories, bin nbnm the missing values
         for b in range(nbnm + miss):
-            hb = s.pooled[b].n if self.const_h else s.pooled[b].h
+            hb = (s.blk.n[s.pooled + b] if self.const_h
+                  else s.blk.h[s.pooled + b])
             if hb * support >= MIN_CAT_SUPPORT:
                 cats[n_used].bin = <BIN_t>b
-                cats[n_used].value = s.pooled[b].g / (hb + MIN_CAT_SUPPORT)
+                cats[n_used].value = s.blk.g[s.pooled + b] / (hb + MIN_CAT_SUPPORT)
                 n_used = n_used + 1
         if n_used <= 1:
             return
@@ -636,27 +640,31 @@ cdef class Splitter:
         cdef bint open_ = False, changed = False
         cdef unsigned int label, nS = 0
         cdef double GS = 0.0, HS = 0.0
-        cdef const hist_t *c
+        cdef int64_t c
+        cdef uint32_t cn
         cdef Constraint st
         cdef pooled_t p
         cdef score_t sc
         # locals: the stores below could alias the fields of s, nd, self
-        cdef const hist_t *pooled = s.pooled
+        cdef const double *pg = s.blk.g + s.pooled
+        cdef const double *ph = s.blk.h + s.pooled if s.blk.h != NULL else NULL
+        cdef const uint32_t *pn = s.blk.n + s.pooled
         cdef const unsigned int *seq = s.seq
         cdef unsigned int shift = s.shift, n = nd.n_samples
         cdef bint by_step = s.label_is_step, left = s.scanned_is_left
         cdef bint const_h = self.const_h
         cdef double G = nd.G, H = nd.H
         for i in range(s.n_steps):
-            c = &pooled[seq[i]]
+            c = seq[i]
+            cn = pn[c]
             label = i if by_step else seq[i] - shift
-            if per_era and c.n == 0:
+            if per_era and cn == 0:
                 if open_ and label < fs.cands[K - 1].label:
                     fs.cands[K - 1].label = label
                 continue
-            nS = nS + c.n
-            HS = HS + ((<double>c.n) if const_h else c.h)
-            GS = GS + c.g
+            nS = nS + cn
+            HS = HS + ((<double>cn) if const_h else ph[c])
+            GS = GS + pg[c]
             st = self._constraints(nS, n - nS, HS, H - HS)
             if st == CONTINUE:
                 open_ = False
@@ -704,8 +712,10 @@ cdef class Splitter:
         cdef const pooled_t *cands = fs.cands
         cdef int M = nd.M, i, k, k0, k1, step = 0
         cdef bint const_h = self.const_h, changed = False
-        cdef const hist_t *c
-        cdef const hist_t *base = s.base
+        cdef int64_t c
+        cdef const double *bg = s.blk.g
+        cdef const double *bh = s.blk.h
+        cdef const uint32_t *bn = s.blk.n
         cdef const double *pg
         cdef const double *ph
         cdef const double *pn
@@ -741,10 +751,10 @@ cdef class Splitter:
                     qn[i] = pn[i]
                 while step <= cands[k].step:
                     for i in range(M):
-                        c = base + es.era_off[i] + s.seq[step]
-                        qg[i] += c.g
-                        qh[i] += (<double>c.n) if const_h else c.h
-                        qn[i] += c.n
+                        c = es.era_off[i] + s.seq[step]
+                        qg[i] += bg[c]
+                        qh[i] += (<double>bn[c]) if const_h else bh[c]
+                        qn[i] += bn[c]
                     step = step + 1
             row = (k1 - 1 - k0) * es.stride
             memcpy(es.rg, es.cg + row, M * sizeof(double))

@@ -235,7 +235,6 @@ class _BaseInvariantForest(BaseEstimator):
                 min_samples_leaf,
                 depth_first=True,
             )
-        pool = HistogramPool(offsets[-1])
         gradients = np.zeros(n_samples, dtype=G_DTYPE)
         hessians = np.ones(n_samples, dtype=G_DTYPE)
         builder = HistogramBuilder(
@@ -248,6 +247,7 @@ class _BaseInvariantForest(BaseEstimator):
             hessians,
             n_threads,
         )
+        pool = HistogramPool(builder)
         splitter = Splitter(
             bm.n_bins_,
             offsets,

@@ -590,8 +590,8 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 self.max_depth,
                 n_samples,
                 min_samples_leaf,
+                cell_bytes=12 if h_view.shape[0] == 1 else 20,
             )
-        pool = HistogramPool(offsets[-1])
         builder = HistogramBuilder(
             X_binned_train,
             bm.n_bins_,
@@ -602,6 +602,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             h_view[:, 0],
             n_threads,
         )
+        pool = HistogramPool(builder)
         splitter = Splitter(
             bm.n_bins_,
             offsets,
