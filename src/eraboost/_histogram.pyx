@@ -2,16 +2,18 @@
 
 A node's histograms live in one flat byte buffer, laid out feature by
 feature; feature ``f`` owns the cells ``offsets[f] .. offsets[f + 1] - 1``,
-era by era, then bin by bin::
+bin by bin, then era by era::
 
-    cell(f, e, b) = offsets[f] + e * n_bins[f] + b
+    cell(f, b, e) = offsets[f] + b * rows + e
 
+``rows`` is ``n_eras + 1`` with several eras: after the eras, ``e = n_eras``
+holds the pooled histogram (the sum over eras), filled while the era cells
+are still in cache and carried by the subtraction like any other cell, so
+the split scan reads each block only once. Without eras ``rows`` is 1.
 ``n_bins[f]`` is the feature's real number of bins (its non-missing bins plus
 one missing-value bin), so a 5-valued feature costs 6 cells per era, not 256.
-With more than one era, each feature's block ends with one more row, ``e =
-n_eras``: the pooled histogram (the sum over eras), filled while the era rows
-are still in cache and carried by the subtraction like any other row, so the
-split scan reads each block only once.
+The eras of a bin are contiguous: the split scan adds a bin to the sums of
+all eras in one vectorised pass.
 
 A block stores its cells as arrays (``block_t`` and ``hist_block`` in
 ``_common.pxd``): the gradient sums (8 bytes a cell), the hessian sums (8
@@ -21,7 +23,7 @@ row counts times the constant), then the row counts (4 bytes). A cell costs
 
 Each thread fills whole features (its own region). The rows of a node are
 kept grouped by era, so a run of rows of one era writes to the ``n_bins[f]``
-contiguous cells of that era only.
+cells of that era only, and the next era's run to their neighbours.
 """
 from cython.parallel import prange
 from libc.string cimport memset
@@ -35,7 +37,7 @@ def histogram_layout(const uint32_t[::1] n_bins, int n_eras):
     """Offsets of each feature's block, in cells; the last entry is the
     number of cells of a histogram.
 
-    A block has ``n_eras`` rows of ``n_bins[f]`` cells, plus the pooled row
+    A block has ``n_bins[f]`` bins of ``n_eras`` cells, plus the pooled cell
     when ``n_eras > 1``, then padding up to a multiple of 16 cells with at
     least 4 unused cells: every block starts on a cache line (16 cells are
     192 or 320 bytes), so two threads filling neighbouring features never
@@ -152,8 +154,8 @@ cdef class HistogramBuilder:
 
     def block(self, const uint8_t[::1] hist, int f):
         """Views of feature f's block: arrays ``g``, ``h`` (None when the
-        hessians are constant) and ``n`` of shape (rows, n_bins[f]): the era
-        rows, then the pooled row when there are several eras."""
+        hessians are constant) and ``n`` of shape (rows, n_bins[f]): the
+        eras, then the pooled sums when there are several eras."""
         cdef int64_t rows = self.n_eras + 1 if self.n_eras > 1 else 1
         cdef int64_t nb = self.n_bins[f], cells = self.offsets[f + 1] - self.offsets[f]
         cdef int64_t start = self.offsets[f] * cell_bytes(self.hessians_are_constant)
@@ -164,9 +166,9 @@ cdef class HistogramBuilder:
         h = None
         if not self.hessians_are_constant:
             h = arr[start + 8 * cells:start + 16 * cells].view(np.float64)
-            h = h[:rows * nb].reshape(rows, nb)
-        return {"g": g[:rows * nb].reshape(rows, nb), "h": h,
-                "n": n.view(np.uint32)[:rows * nb].reshape(rows, nb)}
+            h = h[:rows * nb].reshape(nb, rows).T
+        return {"g": g[:rows * nb].reshape(nb, rows).T, "h": h,
+                "n": n.view(np.uint32)[:rows * nb].reshape(nb, rows).T}
 
     def update_gradients(self, gradients, hessians):
         """Point the builder at new gradient arrays (same shapes)."""
@@ -229,57 +231,106 @@ cdef class HistogramBuilder:
                            const int64_t[::1] run_start,
                            const int64_t[::1] run_stop, int n_runs,
                            uint8_t *out) noexcept nogil:
+        """Feature f's block. With eras, each era's run of rows is summed
+        into a small per-bin buffer (in L1 cache), then written to the
+        era's cells (one per bin, ``rows`` apart) and added to the pooled
+        sums, in the order of the runs (the eras' order)."""
         cdef const BIN_t[::1] col = self.X_binned[:, f]
         cdef block_t blk = hist_block(out, &self.offsets[0], f, const_h)
-        cdef int64_t cells = self.offsets[f + 1] - self.offsets[f], off
-        cdef Py_ssize_t i, r
+        cdef int64_t cells = self.offsets[f + 1] - self.offsets[f]
+        cdef int64_t R = self.n_eras + 1 if self.n_eras > 1 else 1, j
+        cdef Py_ssize_t i, r, lo, hi
         cdef unsigned int b
         cdef unsigned int nb = self.n_bins[f]
-        cdef int e
-        cdef double *g
-        cdef double *h
-        cdef uint32_t *c
+        cdef int64_t e
+        cdef double *g = blk.g
+        cdef double *h = blk.h
+        cdef uint32_t *c = blk.n
+        # one era's sums and the pooled sums, by bin
+        cdef double sg[256]
+        cdef double sh[256]
+        cdef uint32_t sn[256]
+        cdef double pg[256]
+        cdef double ph[256]
+        cdef uint32_t pn[256]
         memset(blk.g, 0, cells * cell_bytes(const_h))
+        if R > 1:
+            g = sg
+            h = sh
+            c = sn
+            memset(sg, 0, nb * sizeof(double))
+            memset(sh, 0, nb * sizeof(double))
+            memset(sn, 0, nb * sizeof(uint32_t))
+            memset(pg, 0, nb * sizeof(double))
+            memset(ph, 0, nb * sizeof(double))
+            memset(pn, 0, nb * sizeof(uint32_t))
         for r in range(n_runs):
-            off = run_era[r] * <int64_t>nb
-            g = blk.g + off
-            c = blk.n + off
+            lo = run_start[r]
+            hi = run_stop[r]
             if const_h:
                 if root:
-                    for i in range(run_start[r], run_stop[r]):
+                    for i in range(lo, hi):
                         b = col[i]
                         g[b] += grad[i]
                         c[b] += 1
                 else:
-                    for i in range(run_start[r], run_stop[r]):
+                    for i in range(lo, hi):
                         b = col[rows[i]]
                         g[b] += grad[i]
                         c[b] += 1
             else:
-                h = blk.h + off
                 if root:
-                    for i in range(run_start[r], run_stop[r]):
+                    for i in range(lo, hi):
                         b = col[i]
                         g[b] += grad[i]
                         h[b] += hess[i]
                         c[b] += 1
                 else:
-                    for i in range(run_start[r], run_stop[r]):
+                    for i in range(lo, hi):
                         b = col[rows[i]]
                         g[b] += grad[i]
                         h[b] += hess[i]
                         c[b] += 1
-        if self.n_eras > 1:
-            # the pooled row: eras summed in order, while they are in cache
-            # (no branch: empty cells are exact zeros)
-            off = self.n_eras * <int64_t>nb
-            for e in range(self.n_eras):
-                for b in range(nb):
-                    blk.g[off + b] += blk.g[e * nb + b]
-                    blk.n[off + b] += blk.n[e * nb + b]
-                if not const_h:
+            if R > 1:
+                e = run_era[r]
+                if hi - lo >= nb:
+                    # every bin (no branch: empty bins are exact zeros)
                     for b in range(nb):
-                        blk.h[off + b] += blk.h[e * nb + b]
+                        j = b * R + e
+                        blk.g[j] += sg[b]
+                        blk.n[j] += sn[b]
+                        pg[b] += sg[b]
+                        pn[b] += sn[b]
+                        sg[b] = 0.0
+                        sn[b] = 0
+                    if not const_h:
+                        for b in range(nb):
+                            blk.h[b * R + e] += sh[b]
+                            ph[b] += sh[b]
+                            sh[b] = 0.0
+                else:
+                    # fewer rows than bins: only the bins of the rows, once
+                    for i in range(lo, hi):
+                        b = col[i] if root else col[rows[i]]
+                        if sn[b] == 0:
+                            continue
+                        j = b * R + e
+                        blk.g[j] += sg[b]
+                        blk.n[j] += sn[b]
+                        pg[b] += sg[b]
+                        pn[b] += sn[b]
+                        sg[b] = 0.0
+                        sn[b] = 0
+                        if not const_h:
+                            blk.h[j] += sh[b]
+                            ph[b] += sh[b]
+                            sh[b] = 0.0
+        if R > 1:
+            for b in range(nb):
+                blk.g[b * R + R - 1] = pg[b]
+                blk.n[b * R + R - 1] = pn[b]
+                if not const_h:
+                    blk.h[b * R + R - 1] = ph[b]
 
     def compute_subtraction(self, uint8_t[::1] parent, const uint8_t[::1] sibling,
                             const uint32_t[::1] features):
