@@ -1,4 +1,4 @@
-"""NumPy brute-force reference of the split criteria of SPEC.md.
+"""NumPy brute-force reference of the split criteria of docs/criteria.md.
 
 Deliberately direct: every candidate split of every feature is evaluated
 from scratch with the formulas of the specification.
@@ -88,7 +88,7 @@ def candidates(
 
 
 def invariance_penalty(left, g, h, eras, lam):
-    """P(s) = Var_e CR_e over the eras with rows on the left (SPEC.md)."""
+    """P(s) = Var_e CR_e over the eras with rows on the left (docs/criteria.md)."""
     cr = []
     for e in np.unique(eras):
         m = eras == e
@@ -151,7 +151,7 @@ def best_split(
     min_samples_leaf_per_era=None,
     is_categorical=None,
 ):
-    """The split SPEC.md chooses among the rows ``rows``, or None.
+    """The split docs/criteria.md chooses among the rows ``rows``, or None.
 
     Returns (feature, bin, missing_left, key) where key is what was maximised
     (``bin``: the set of left bins for a categorical feature).

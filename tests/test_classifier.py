@@ -1,4 +1,4 @@
-"""HistGradientBoostingClassifier: parity with scikit-learn, the SPEC
+"""HistGradientBoostingClassifier: parity with scikit-learn, docs/criteria.md
 reference on log-loss gradients, era behaviour, warm start, metadata routing
 and input errors."""
 
@@ -166,7 +166,7 @@ def test_pandas_input_feature_names():
     assert_proba_parity(ours, theirs, df)
 
 
-# -- the SPEC reference on the classifier's first trees ---------------------
+# -- the reference of docs/criteria.md on the classifier's first trees --------
 
 
 def logloss_grad_hess(y, n_classes):

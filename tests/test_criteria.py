@@ -1,4 +1,4 @@
-"""The engine chooses the split that the NumPy reference of SPEC.md chooses."""
+"""The engine chooses the split that the NumPy reference of docs/criteria.md chooses."""
 
 import numpy as np
 import pytest
@@ -358,7 +358,7 @@ def test_weighted_rows_match_reference(split_type, alpha):
 
 
 def test_fused_era_terms_equal_plain_ones():
-    """The engine's fused gain/direction equals the plain SPEC functions."""
+    """The fused gain/direction equals the plain functions of docs/criteria.md."""
     from eraboost._criteria import era_terms_plain
 
     rng = np.random.RandomState(0)

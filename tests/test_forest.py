@@ -79,7 +79,7 @@ def classification_objective(left, y, eras, lam):
 
 def regression_objective(left, y, eras, lam):
     """Decrease of the mean squared error minus lam * Var_e CR_e (eq. 20-22
-    with SPEC.md's eras: those with rows on the left)."""
+    with docs/criteria.md's eras: those with rows on the left)."""
     n = len(y)
     dec = y.var() - (
         left.sum() / n * y[left].var() + (~left).sum() / n * y[~left].var()

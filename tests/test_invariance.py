@@ -1,4 +1,4 @@
-"""The invariance penalty (IRF) and the per-era minimum (TRT) of SPEC.md."""
+"""The invariance penalty (IRF) and the per-era minimum (TRT) of docs/criteria.md."""
 
 import numpy as np
 import pytest

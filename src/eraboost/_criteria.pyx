@@ -3,7 +3,7 @@ import numpy as np
 
 
 def boltzmann_operator(gains, double alpha):
-    """Boltzmann operator of a 1-D array of gains (see SPEC.md)."""
+    """Boltzmann operator of a 1-D array of gains (see docs/criteria.md)."""
     cdef double[::1] g = np.ascontiguousarray(gains, dtype=np.float64)
     return boltzmann(&g[0] if g.shape[0] else NULL, g.shape[0], alpha)
 
@@ -48,7 +48,7 @@ def era_terms_plain(double GL, double HL, unsigned int nL, double GR, double HR,
 
 
 def invariance_penalty(GL, HL, nL, GR, HR, nR, double lam):
-    """P(s) = Var_e CR_e(s) of SPEC.md for one candidate split.
+    """P(s) = Var_e CR_e(s) of docs/criteria.md for one candidate split.
 
     ``CR_e = v(G_Le, H_Le) - v(G_e, H_e)`` with the Newton value
     ``v = -G / (H + lam)``, over the eras with rows on the left; population

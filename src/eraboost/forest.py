@@ -9,7 +9,7 @@ bootstrap sample drawn separately within each era (Liao et al., section 4.3):
   bootstrap count times the sample weight, ``m`` the sample's weighted mean),
   so that a split's gain is the decrease of the weighted squared error and a
   leaf's value ``m - G/H`` is the mean target of its rows: a CART regression
-  tree, and the invariance penalty of SPEC.md is the IRF paper's eq. 20-22
+  tree, and the invariance penalty of docs/criteria.md is the IRF paper's eq. 20-22
   (``irf_penalty`` is its lambda);
 - binary classification: gradients ``-w y`` (``y`` in {0, 1}) and hessians
   ``w``: the gain is ``H / 2`` times the decrease of weighted Gini impurity,
@@ -418,7 +418,7 @@ _DOC_PARAMS = """
     split_type : {"original", "era", "directional"}, default="original"
         Split criterion, as in the booster: the pooled gain, the Boltzmann
         mean of the per-era gains, or the directional agreement of the eras
-        (SPEC.md).
+        (docs/criteria.md).
     boltzmann_alpha : float, default=0.0
         Alpha of the Boltzmann operator over per-era gains (``-np.inf``: the
         worst era, 0: the mean, ``np.inf``: the best era). Acts on gains in
@@ -487,7 +487,7 @@ class InvariantForestRegressor(RegressorMixin, _BaseInvariantForest):
     Fully grown CART trees on per-era bootstrap samples, with the era-aware
     split criteria of the booster and the Invariant Random Forest's penalty
     on the variance across eras of the change in mean target going left
-    (Liao et al. eq. 20-22; SPEC.md's ``irf_penalty``, exactly the paper's
+    (Liao et al. eq. 20-22; docs/criteria.md's ``irf_penalty``, exactly the paper's
     lambda for this squared-error tree).
 
     With no eras, no penalty and ``bootstrap=False``, one tree is a

@@ -41,7 +41,13 @@ from ._categorical import (
     remap_monotonic_cst,
 )
 from ._common import G_DTYPE, SPLIT_TYPES, Y_DTYPE
-from ._eras import check_eras, era_options_text, era_train_val_split, warn_single_era
+from ._eras import (
+    EncodedEras,
+    check_eras,
+    era_options_text,
+    era_train_val_split,
+    warn_single_era,
+)
 from ._histogram import HistogramBuilder, histogram_layout
 from ._openmp import effective_n_threads
 from ._predictor import add_leaf_values
@@ -50,6 +56,7 @@ from .binning import INT_DTYPES, BinMapper
 from .grower import HistogramPool, TreeGrower, check_histogram_memory
 from .inspection import feature_importances
 from .metrics import EraScorer
+from .sampling import TreeSampler
 
 _LOSSES = {
     "squared_error": HalfSquaredError,
@@ -122,6 +129,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         "boltzmann_alpha": [Real],
         "irf_penalty": [Interval(Real, 0, None, closed="left")],
         "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"), None],
+        "colsample_bytree": [Interval(RealNotInt, 0, 1, closed="right")],
+        "subsample": [Interval(RealNotInt, 0, 1, closed="right")],
+        "era_subsample": [Interval(RealNotInt, 0, 1, closed="right")],
+        "keep_best_iteration": ["boolean"],
     }
 
     @abstractmethod
@@ -152,6 +163,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         boltzmann_alpha,
         irf_penalty,
         min_samples_leaf_per_era,
+        colsample_bytree,
+        subsample,
+        era_subsample,
+        keep_best_iteration,
     ):
         self.loss = loss
         self.learning_rate = learning_rate
@@ -177,6 +192,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self.boltzmann_alpha = boltzmann_alpha
         self.irf_penalty = irf_penalty
         self.min_samples_leaf_per_era = min_samples_leaf_per_era
+        self.colsample_bytree = colsample_bytree
+        self.subsample = subsample
+        self.era_subsample = era_subsample
+        self.keep_best_iteration = keep_best_iteration
 
     # -- input checks ---------------------------------------------------------
     def _check_X(self, X, reset):
@@ -333,6 +352,12 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             self._check_warm_start_data(signature)
         self.eras_ = era_labels
         self.n_eras_ = 1 if era_codes is None else len(self.eras_)
+        if self.era_subsample < 1.0 and era_codes is None:
+            raise ValueError(
+                f"era_subsample={self.era_subsample} draws whole eras, but no "
+                "eras were given: pass fit(..., eras=...) or leave "
+                "era_subsample=1.0."
+            )
         era_options = self._era_options()
         if era_options and self.n_eras_ < 2:
             warn_single_era(", ".join(era_options))
@@ -369,6 +394,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             self._feature_subsample_rng = np.random.default_rng(
                 rng.randint(np.iinfo(np.uint32).max, dtype="u8")
             )
+            # the per-tree draws (colsample_bytree, subsample, era_subsample)
+            self._tree_sample_rng = np.random.default_rng(
+                rng.randint(np.iinfo(np.uint32).max, dtype="u8")
+            )
         monotonic_cst = _check_monotonic_cst(self, self.monotonic_cst, n_features)
         if self.is_categorical_ is not None:
             monotonic_cst = remap_monotonic_cst(monotonic_cst, self.is_categorical_)
@@ -397,7 +426,11 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         )
         codes_train = era_codes
         # era labels of the rows early stopping scores (for an era scorer)
-        es_eras_val = None if eras_val is None else np.asarray(eras_val)
+        es_eras_val = (
+            None
+            if eras_val is None
+            else EncodedEras(*check_eras(eras_val, X_val.shape[0], name="eras_val"))
+        )
         if (
             self.do_early_stopping_
             and self._use_validation_data
@@ -416,7 +449,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 X_train, X_val = X[tr], X[val_mask]
                 y_train, y_val = y[tr], y[val_mask]
                 codes_train = era_codes[tr]
-                es_eras_val = self.eras_[era_codes[val_mask]]
+                es_eras_val = EncodedEras.from_codes(era_codes[val_mask], self.eras_)
                 if sample_weight is None:
                     sample_weight_train = sample_weight_val = None
                 else:
@@ -493,7 +526,11 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
 
         # -- boosting state --------------------------------------------------------
         K = self.n_trees_per_iteration_
-        scoring_is_predefined_string = self.scoring in _SCORERS
+        # scorers known to score through _raw_predict get the raw
+        # predictions kept up to date, instead of predicting every tree again
+        scoring_is_predefined_string = self.scoring in _SCORERS or isinstance(
+            self.scoring, EraScorer
+        )
         need_raw_predictions_val = X_binned_val is not None and (
             scoring_is_predefined_string or self.scoring == "loss"
         )
@@ -519,7 +556,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 eras_small = (
                     None
                     if es_codes_train is None
-                    else self.eras_[es_codes_train[idx_small]]
+                    else EncodedEras.from_codes(es_codes_train[idx_small], self.eras_)
                 )
         else:
             begin_at_stage = 0
@@ -558,7 +595,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 eras_small = (
                     None
                     if es_codes_train is None
-                    else self.eras_[es_codes_train[idx_small]]
+                    else EncodedEras.from_codes(es_codes_train[idx_small], self.eras_)
                 )
                 self._check_early_stopping_scorer(
                     X_small,
@@ -620,6 +657,15 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             irf_penalty=float(self.irf_penalty),
             min_samples_leaf_per_era=int(self.min_samples_leaf_per_era or 0),
         )
+        sampler = TreeSampler(
+            self._tree_sample_rng,
+            n_features,
+            n_samples,
+            self.colsample_bytree,
+            self.subsample,
+            self.era_subsample,
+            es_codes_train,
+        )
         t_hist = t_split = t_apply = t_pred = 0.0
         if self.verbose:
             print("Fitting gradient boosted rounds:")
@@ -646,6 +692,12 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                     n_threads=n_threads,
                 )
             predictors.append([])
+            in_bag = sampler.iteration_rows()
+            if in_bag is None:
+                rows, rows_are_identity = root_indices, root_is_identity
+            else:
+                # still grouped by era
+                rows, rows_are_identity = root_indices[in_bag[root_indices]], False
             for k in range(K):
                 builder.update_gradients(g_view[:, k], h_view[:, k])
                 grower = TreeGrower(
@@ -653,8 +705,8 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                     builder,
                     splitter,
                     pool,
-                    root_indices.copy(),
-                    root_is_identity,
+                    rows.copy(),
+                    rows_are_identity,
                     bm.n_bins_non_missing_,
                     has_missing,
                     offsets,
@@ -668,6 +720,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                     rng=self._feature_subsample_rng,
                     shrinkage=self.learning_rate,
                     n_threads=n_threads,
+                    tree_features=sampler.tree_features(),
                 )
                 grower.grow()
                 t_hist += grower.total_compute_hist_time
@@ -686,12 +739,19 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                             sample_weight=sw,
                         )
                         leaf.value = grower.shrinkage * update
-                predictors[-1].append(grower.make_predictor(bm.bin_thresholds_))
+                predictor = grower.make_predictor(bm.bin_thresholds_)
+                predictors[-1].append(predictor)
                 tic = perf_counter()
-                col = np.ascontiguousarray(raw_predictions[:, k])
-                for leaf in grower.finalized_leaves:
-                    add_leaf_values(col, leaf.sample_indices, float(leaf.value))
-                raw_predictions[:, k] = col
+                if in_bag is None:
+                    col = np.ascontiguousarray(raw_predictions[:, k])
+                    for leaf in grower.finalized_leaves:
+                        add_leaf_values(col, leaf.sample_indices, float(leaf.value))
+                    raw_predictions[:, k] = col
+                else:
+                    # the rows left out of the tree get its values too
+                    raw_predictions[:, k] += predictor.predict_binned(
+                        X_binned_train, bm.missing_bin_, n_threads
+                    )
                 t_pred += perf_counter() - tic
 
             should_stop = False
@@ -731,6 +791,8 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             if self._report_iteration(iteration) or should_stop:
                 break
 
+        if self.keep_best_iteration:
+            self._keep_best_iteration()
         self._histogram_bytes = pool.nbytes
         if self.verbose:
             n_leaves = sum(p.get_n_leaf_nodes() for it in predictors for p in it)
@@ -747,6 +809,26 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self.validation_score_ = np.asarray(self.validation_score_)
         self._fit_signature = signature
         return self
+
+    def _keep_best_iteration(self):
+        """Drop the iterations after the best early-stopping score.
+
+        The best is the first iteration with the highest validation score
+        (the training score without validation data); at least one
+        iteration is kept. Without early stopping every iteration is kept.
+        """
+        if not self.do_early_stopping_:
+            self.best_iteration_ = len(self._predictors)
+            return
+        scores = (
+            self.validation_score_ if self._use_validation_data else (self.train_score_)
+        )
+        # scores[i]: after i iterations (scores[0] before the first tree)
+        best = max(1, int(np.argmax(scores)))
+        del self._predictors[best:]
+        self.train_score_ = self.train_score_[: best + 1]
+        self.validation_score_ = self.validation_score_[: best + 1]
+        self.best_iteration_ = best
 
     def _era_options(self):
         """The era-aware options set, as text (empty when none is)."""
@@ -1154,6 +1236,37 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         trees whose splits exist in every era; too large a value stops
         growth early. Without eras it acts as a pooled minimum on
         ``min_samples_leaf``.
+    colsample_bytree : float in (0, 1], default=1.0
+        Share of the features each tree may split on: ``round(colsample_bytree
+        * n_features)`` of them (at least one), drawn afresh for each tree
+        (LightGBM's ``feature_fraction``). Histograms, pooled and per era,
+        are built for those features only, so a tree costs about that share
+        of a full one. ``max_features`` then draws, at each split, its share
+        of the tree's features (LightGBM's ``feature_fraction_bynode``);
+        interaction constraints apply within the tree's features.
+    subsample : float in (0, 1], default=1.0
+        Share of the training rows each iteration grows its trees on,
+        ``round(subsample * n)`` rows drawn without replacement (stochastic
+        gradient boosting); the trees' values are then added to the
+        predictions of every training row. With several trees per iteration
+        (multiclass) they share the rows.
+    era_subsample : float in (0, 1], default=1.0
+        Share of the training eras each iteration grows its trees on:
+        ``round(era_subsample * n_eras)`` whole eras drawn without
+        replacement (bagging whole eras), with all their rows; with
+        ``subsample`` too, rows are then drawn among those eras'. Needs eras.
+    keep_best_iteration : bool, default=False
+        With early stopping, keep the model at its best score (the first
+        iteration with the highest validation score, or training score
+        without validation data) instead of the last one, as LightGBM's and
+        XGBoost's best iteration; ``n_iter_``, ``train_score_`` and
+        ``validation_score_`` then end there and ``best_iteration_`` is set.
+        False keeps scikit-learn's behaviour (all iterations done).
+
+    Each of the draws above comes from one generator seeded by
+    ``random_state`` in the main thread: the model is the same whatever the
+    number of threads. At their defaults nothing is drawn and the model is
+    the same as without these parameters.
 
     Attributes
     ----------
@@ -1169,6 +1282,8 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         The categorical features; None when there are none.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
+    best_iteration_ : int
+        The iterations kept, with ``keep_best_iteration=True``.
     feature_importances_ : ndarray of shape (n_features_in_,)
         Pooled split gain per feature over all trees, normalised to sum 1
         (all zeros when no tree has a split); see :mod:`eraboost.inspection`
@@ -1221,6 +1336,10 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         boltzmann_alpha=0.0,
         irf_penalty=0.0,
         min_samples_leaf_per_era=None,
+        colsample_bytree=1.0,
+        subsample=1.0,
+        era_subsample=1.0,
+        keep_best_iteration=False,
     ):
         super().__init__(
             loss=loss,
@@ -1247,6 +1366,10 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
             boltzmann_alpha=boltzmann_alpha,
             irf_penalty=irf_penalty,
             min_samples_leaf_per_era=min_samples_leaf_per_era,
+            colsample_bytree=colsample_bytree,
+            subsample=subsample,
+            era_subsample=era_subsample,
+            keep_best_iteration=keep_best_iteration,
         )
         self.quantile = quantile
 

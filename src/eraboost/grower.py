@@ -231,6 +231,7 @@ class TreeGrower:
         shrinkage=1.0,
         n_threads=1,
         depth_first=False,
+        tree_features=None,
     ):
         self.X_binned = X_binned
         self.builder = builder
@@ -261,6 +262,7 @@ class TreeGrower:
             raise ValueError("depth_first growth needs max_leaf_nodes=None")
         self.depth_first = depth_first
         self.all_features = np.arange(self.n_features, dtype=np.uint32)
+        self.tree_features = tree_features
         self._all_sampled = np.ones(self.n_features, dtype=np.uint8)
         self.splittable_nodes = []
         self.finalized_leaves = []
@@ -299,6 +301,13 @@ class TreeGrower:
         else:
             allowed = None
             some_feature = 0
+        if self.tree_features is not None:
+            allowed = (
+                self.tree_features
+                if allowed is None
+                else np.intersect1d(allowed, self.tree_features).astype(np.uint32)
+            )
+            some_feature = int(allowed[0])
         n = self.partition.shape[0]
         root = TreeNode(0, self.partition, 0.0, 0.0, value=0)
         root.allowed_features = allowed
@@ -411,8 +420,12 @@ class TreeGrower:
         node.left_child, node.right_child = left, right
         if self.interaction_cst is not None:
             allowed, indices = self._compute_interactions(node)
+            if self.tree_features is not None:
+                allowed = np.intersect1d(allowed, self.tree_features).astype(np.uint32)
             left.allowed_features = right.allowed_features = allowed
             left.interaction_cst_indices = right.interaction_cst_indices = indices
+        else:
+            left.allowed_features = right.allowed_features = node.allowed_features
         if not self.has_missing_values[info.feature_idx]:
             info.missing_go_to_left = left.n_samples > right.n_samples
         self.n_nodes += 2

@@ -5,8 +5,8 @@
   ``feature_importances_``).
 - :func:`split_counts`, :func:`split_feature_shares`: how many splits use
   each feature.
-- :func:`era_importances`: how much each feature's splits separate the
-  gradients within each era, recomputed era by era on the data given.
+- :func:`era_importances`: how much each feature's splits improve each era
+  (each era's share of the pooled gain), recomputed on the data given.
 
 Every function reports features in the columns of ``X`` as passed to
 ``fit`` (categorical columns, which the engine moves first, are mapped back).
@@ -129,21 +129,20 @@ def split_feature_shares(estimator, weighted=False):
     return _normalise(totals)
 
 
-def _score(G, H, lam):
-    """``G^2 / (H + lam)``, 0 where ``H + lam == 0``."""
+def _newton(G, H, lam):
+    """``-G / (H + lam)``, 0 where ``H + lam == 0``."""
     d = H + lam
-    safe = np.where(d == 0, 1.0, d)
-    return np.where(d == 0, 0.0, G * G / safe)
+    return np.where(d == 0, 0.0, -G / np.where(d == 0, 1.0, d))
 
 
 def _node_sums(nodes, leaf, codes, n_eras, g, h):
-    """Per-era sums of g, h and rows in every node: (n_nodes, n_eras) each."""
+    """Per-era sums of g and h in every node: (n_nodes, n_eras) each."""
     n_nodes = nodes.shape[0]
     cell = leaf * n_eras + codes
     size = n_nodes * n_eras
     sums = [
         np.bincount(cell, weights=w, minlength=size).reshape(n_nodes, n_eras)
-        for w in (g, h, None)
+        for w in (g, h)
     ]
     internal = np.flatnonzero(nodes["is_leaf"] == 0)
     depth = nodes["depth"][internal]
@@ -157,25 +156,27 @@ def _node_sums(nodes, leaf, codes, n_eras, g, h):
 
 
 def era_importances(estimator, X, y, eras, *, sample_weight=None, return_eras=False):
-    """Per-era gain of each feature's splits, on the data given.
+    """How much each feature's splits improve each era, on the data given.
 
-    For every split node of every tree, and every era ``e``, the per-era
-    gain of the era criteria (``SPEC.md``; ``docs/criteria.md``)::
+    Every split gives its two sides their own value instead of the node's.
+    For every split node of every tree and every era ``e``, the improvement
+    of era ``e``'s second-order loss by that change::
 
-        g_e = G_Le^2 / (H_Le + lam) + G_Re^2 / (H_Re + lam) - G_e^2 / (H_e + lam)
+        I_e = -sum over the sides s = L, R of
+              (2 G_se (v_s - v_node) + H_se (v_s - v_node)^2)
 
-    (0 when one side holds no row of the era), where ``G`` and ``H`` are the
-    era's sums of the loss gradients and hessians of the rows reaching the
-    node, taken at the raw predictions of the trees before this one (as the
-    fit saw them), and ``lam`` is ``l2_regularization``. The gains of the
-    splits on each feature are summed over all trees. On the training rows
-    these are the per-era sums the fit's histograms held (in float64 here);
-    on held-out eras they show which features separate the gradients of
-    eras the model never saw. With ``lam = 0`` a per-era gain is never
-    negative: it measures how strongly a split separates the era's rows,
-    not whether the model's pooled leaf values suit that era (the
-    agreement of directions across eras is what ``split_type="directional"``
-    scores).
+    where ``G_se`` and ``H_se`` are the sums of the loss gradients and
+    hessians of era ``e``'s rows reaching side ``s`` (per-era sums, as the
+    fit's histograms hold them), taken at the raw predictions of the trees
+    before this one, and ``v = -G / (H + lam)`` are the Newton values of the
+    pooled sums of the data given (``lam`` is ``l2_regularization``). With
+    ``lam = 0`` the improvements of all eras add up to the split's pooled
+    gain ``G_L^2/H_L + G_R^2/H_R - G^2/H``: each era's share of the gain.
+    An era in which the split moves values against its own gradients gets a
+    negative share. The shares of the splits on each feature are summed over
+    all trees. On the training rows the values are the fit's (without
+    monotonic bounds); on held-out eras they show which features the new
+    eras agree with.
 
     Parameters
     ----------
@@ -197,8 +198,9 @@ def era_importances(estimator, X, y, eras, *, sample_weight=None, return_eras=Fa
     eras : ndarray of shape (n_eras,)
         The sorted distinct era labels (only with ``return_eras=True``).
     importances : ndarray of shape (n_eras, n_features_in_)
-        Row ``i`` holds the summed per-era gains of era ``eras[i]``, in the
-        units of the gains (divide a row by its sum for shares).
+        Row ``i`` holds era ``eras[i]``'s improvements, in the units of the
+        gains; summed over eras (``lam = 0``), the pooled gains of each
+        feature's splits on these data.
 
     Examples
     --------
@@ -213,7 +215,7 @@ def era_importances(estimator, X, y, eras, *, sample_weight=None, return_eras=Fa
     >>> imp = era_importances(est, X, y, eras)
     >>> imp.shape
     (4, 3)
-    >>> bool(imp[0, 0] > 5 * imp[3, 0])  # feature 0 matters in eras 0 and 1 only
+    >>> bool(imp[0, 0] > 0 > imp[3, 0])  # feature 0 works in eras 0 and 1 only
     True
     """
     check_is_fitted(estimator, "_predictors")
@@ -266,14 +268,13 @@ def era_importances(estimator, X, y, eras, *, sample_weight=None, return_eras=Fa
             split = np.flatnonzero(nodes["is_leaf"] == 0)
             if split.size == 0:
                 continue
-            G, H, N = _node_sums(nodes, leaf, codes, n_eras, g_view[:, k], h_view[:, k])
-            left, right = nodes["left"][split], nodes["right"][split]
-            gains = (
-                _score(G[left], H[left], lam)
-                + _score(G[right], H[right], lam)
-                - _score(G[split], H[split], lam)
-            )
-            gains[(N[left] == 0) | (N[right] == 0)] = 0.0
+            G, H = _node_sums(nodes, leaf, codes, n_eras, g_view[:, k], h_view[:, k])
+            # the values the pooled sums give each node (Newton steps)
+            value = _newton(G.sum(axis=1), H.sum(axis=1), lam)[:, None]
+            gains = np.zeros((split.size, n_eras))
+            for child in (nodes["left"][split], nodes["right"][split]):
+                step = value[child] - value[split]
+                gains -= 2 * G[child] * step + H[child] * step * step
             np.add.at(importances, columns[nodes["feature"][split]], gains)
     importances = np.ascontiguousarray(importances.T)
     return (labels, importances) if return_eras else importances
