@@ -30,7 +30,13 @@ from libc.string cimport memset
 import numpy as np
 
 from ._common cimport (block_t, hist_block, cell_bytes, G_t, BIN_t, uint8_t,
-                       uint32_t, int32_t, int64_t, ONE_THREAD_BELOW)
+                       uint32_t, int32_t, int64_t, ONE_THREAD_BELOW,
+                       CELLS_ONE_THREAD_BELOW)
+
+cdef enum:
+    # the eras' runs of a node are short when they average fewer rows
+    # (``_one_feature``)
+    SHORT_RUNS = 32
 
 
 def histogram_layout(const uint32_t[::1] n_bins, int n_eras):
@@ -80,6 +86,47 @@ def era_runs(const uint32_t[::1] sample_indices, const int32_t[::1] era_codes):
     return eras[:k].copy(), starts[:k].copy(), starts[1:k + 1].copy()
 
 
+cdef inline void fill_rows(double *g, double *h, uint32_t *c, int64_t stride,
+                           const BIN_t[::1] col, const uint32_t[::1] rows,
+                           const int32_t *era, const G_t[::1] grad,
+                           const G_t[::1] hess, Py_ssize_t lo, Py_ssize_t hi,
+                           bint const_h, bint root) noexcept nogil:
+    """Add the rows lo .. hi - 1 (positions in ``rows``; themselves with
+    ``root``) to the cells ``g[b * stride + era[i]]``, ``h``, ``c`` of
+    their bins b (``era`` NULL: no era offset). The conditions do not
+    change in the loop: the compiler makes one loop for each case."""
+    cdef Py_ssize_t i
+    cdef int64_t b
+    for i in range(lo, hi):
+        b = (col[i] if root else col[rows[i]]) * stride
+        if era != NULL:
+            b = b + era[i]
+        g[b] += grad[i]
+        if not const_h:
+            h[b] += hess[i]
+        c[b] += 1
+
+
+cdef inline double lane_sum(const double *x, int64_t m) noexcept nogil:
+    """x[0] + ... + x[m-1] in four interleaved partial sums (element i in
+    lane i mod 4, lanes combined as (l0 + l1) + (l2 + l3)): vectorised."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef int64_t i = 0
+    while i + 4 <= m:
+        s0 += x[i]
+        s1 += x[i + 1]
+        s2 += x[i + 2]
+        s3 += x[i + 3]
+        i += 4
+    if i < m:
+        s0 += x[i]
+    if i + 1 < m:
+        s1 += x[i + 1]
+    if i + 2 < m:
+        s2 += x[i + 2]
+    return (s0 + s1) + (s2 + s3)
+
+
 cdef class HistogramBuilder:
     """Builds per-era histograms of the gradients for the nodes of one tree.
 
@@ -113,6 +160,7 @@ cdef class HistogramBuilder:
     cdef const G_t[::1] hessians
     cdef G_t[::1] ordered_gradients
     cdef G_t[::1] ordered_hessians
+    cdef int32_t[::1] ordered_eras
     cdef public bint hessians_are_constant
     cdef public int n_threads
     cdef public Py_ssize_t size      # cells of a histogram
@@ -136,6 +184,8 @@ cdef class HistogramBuilder:
         self.hessians_are_constant = hessians.shape[0] == 1
         self.ordered_gradients = np.empty_like(gradients)
         self.ordered_hessians = np.empty_like(hessians)
+        self.ordered_eras = np.empty(X_binned.shape[0] if n_eras > 1 else 1,
+                                     dtype=np.int32)
         self.n_threads = n_threads
         self.size = offsets[-1]
         self.nbytes = self.size * cell_bytes(self.hessians_are_constant)
@@ -218,6 +268,11 @@ cdef class HistogramBuilder:
             grad = self.ordered_gradients
             if not const_h:
                 hess = self.ordered_hessians
+        if use_eras:
+            with nogil:
+                for i in prange(n, schedule='static', num_threads=nt):
+                    self.ordered_eras[i] = self.era_codes[
+                        i if root else sample_indices[i]]
         with nogil:
             for k in prange(n_feat, schedule='dynamic', num_threads=nt):
                 f = features[k]
@@ -231,106 +286,66 @@ cdef class HistogramBuilder:
                            const int64_t[::1] run_start,
                            const int64_t[::1] run_stop, int n_runs,
                            uint8_t *out) noexcept nogil:
-        """Feature f's block. With eras, each era's run of rows is summed
-        into a small per-bin buffer (in L1 cache), then written to the
-        era's cells (one per bin, ``rows`` apart) and added to the pooled
-        sums, in the order of the runs (the eras' order)."""
+        """Feature f's block: the rows into their eras' cells (one per bin,
+        ``R`` apart), then the pooled cells.
+
+        An era's long run of rows is first summed in a small per-bin buffer
+        (in L1 cache), then written to the era's cells: its rows do not each
+        touch a different cache line of the block. When the runs are short,
+        the rows go straight to their cells, in one loop."""
         cdef const BIN_t[::1] col = self.X_binned[:, f]
         cdef block_t blk = hist_block(out, &self.offsets[0], f, const_h)
         cdef int64_t cells = self.offsets[f + 1] - self.offsets[f]
-        cdef int64_t R = self.n_eras + 1 if self.n_eras > 1 else 1, j
-        cdef Py_ssize_t i, r, lo, hi
+        cdef int64_t R = self.n_eras + 1 if self.n_eras > 1 else 1, e, j
+        cdef Py_ssize_t r, lo, hi
         cdef unsigned int b
         cdef unsigned int nb = self.n_bins[f]
-        cdef int64_t e
-        cdef double *g = blk.g
-        cdef double *h = blk.h
-        cdef uint32_t *c = blk.n
-        # one era's sums and the pooled sums, by bin
+        cdef uint32_t cnt
+        # one era's sums, by bin
         cdef double sg[256]
         cdef double sh[256]
         cdef uint32_t sn[256]
-        cdef double pg[256]
-        cdef double ph[256]
-        cdef uint32_t pn[256]
         memset(blk.g, 0, cells * cell_bytes(const_h))
-        if R > 1:
-            g = sg
-            h = sh
-            c = sn
-            memset(sg, 0, nb * sizeof(double))
-            memset(sh, 0, nb * sizeof(double))
-            memset(sn, 0, nb * sizeof(uint32_t))
-            memset(pg, 0, nb * sizeof(double))
-            memset(ph, 0, nb * sizeof(double))
-            memset(pn, 0, nb * sizeof(uint32_t))
+        memset(sg, 0, nb * sizeof(double))
+        memset(sh, 0, nb * sizeof(double))
+        memset(sn, 0, nb * sizeof(uint32_t))
+        if R > 1 and rows.shape[0] < SHORT_RUNS * n_runs:
+            # short runs: one loop over the rows, each with its era
+            fill_rows(blk.g, blk.h, blk.n, R, col, rows, &self.ordered_eras[0],
+                      grad, hess, 0, rows.shape[0], const_h, root)
+            n_runs = 0
         for r in range(n_runs):
             lo = run_start[r]
             hi = run_stop[r]
-            if const_h:
-                if root:
-                    for i in range(lo, hi):
-                        b = col[i]
-                        g[b] += grad[i]
-                        c[b] += 1
-                else:
-                    for i in range(lo, hi):
-                        b = col[rows[i]]
-                        g[b] += grad[i]
-                        c[b] += 1
-            else:
-                if root:
-                    for i in range(lo, hi):
-                        b = col[i]
-                        g[b] += grad[i]
-                        h[b] += hess[i]
-                        c[b] += 1
-                else:
-                    for i in range(lo, hi):
-                        b = col[rows[i]]
-                        g[b] += grad[i]
-                        h[b] += hess[i]
-                        c[b] += 1
-            if R > 1:
-                e = run_era[r]
-                if hi - lo >= nb:
-                    # every bin (no branch: empty bins are exact zeros)
-                    for b in range(nb):
-                        j = b * R + e
-                        blk.g[j] += sg[b]
-                        blk.n[j] += sn[b]
-                        pg[b] += sg[b]
-                        pn[b] += sn[b]
-                        sg[b] = 0.0
-                        sn[b] = 0
-                    if not const_h:
-                        for b in range(nb):
-                            blk.h[b * R + e] += sh[b]
-                            ph[b] += sh[b]
-                            sh[b] = 0.0
-                else:
-                    # fewer rows than bins: only the bins of the rows, once
-                    for i in range(lo, hi):
-                        b = col[i] if root else col[rows[i]]
-                        if sn[b] == 0:
-                            continue
-                        j = b * R + e
-                        blk.g[j] += sg[b]
-                        blk.n[j] += sn[b]
-                        pg[b] += sg[b]
-                        pn[b] += sn[b]
-                        sg[b] = 0.0
-                        sn[b] = 0
-                        if not const_h:
-                            blk.h[j] += sh[b]
-                            ph[b] += sh[b]
-                            sh[b] = 0.0
-        if R > 1:
+            e = run_era[r]
+            if R == 1 or 4 * (hi - lo) < nb:
+                fill_rows(blk.g + e, blk.h + e if not const_h else NULL, blk.n + e,
+                          R, col, rows, NULL, grad, hess, lo, hi, const_h, root)
+                continue
+            fill_rows(sg, sh, sn, 1, col, rows, NULL, grad, hess, lo, hi, const_h,
+                      root)
             for b in range(nb):
-                blk.g[b * R + R - 1] = pg[b]
-                blk.n[b * R + R - 1] = pn[b]
+                j = b * R + e
+                blk.g[j] += sg[b]
+                blk.n[j] += sn[b]
+                sg[b] = 0.0
+                sn[b] = 0
+            if not const_h:
+                for b in range(nb):
+                    blk.h[b * R + e] += sh[b]
+                    sh[b] = 0.0
+        if R > 1:
+            # the pooled cells, bin by bin (no branch: empty cells are exact
+            # zeros)
+            for b in range(nb):
+                j = b * R
+                blk.g[j + R - 1] = lane_sum(blk.g + j, R - 1)
                 if not const_h:
-                    blk.h[b * R + R - 1] = ph[b]
+                    blk.h[j + R - 1] = lane_sum(blk.h + j, R - 1)
+                cnt = 0
+                for e in range(R - 1):
+                    cnt += blk.n[j + e]
+                blk.n[j + R - 1] = cnt
 
     def compute_subtraction(self, uint8_t[::1] parent, const uint8_t[::1] sibling,
                             const uint32_t[::1] features):
@@ -339,7 +354,7 @@ cdef class HistogramBuilder:
         cdef int64_t j, cells
         cdef bint const_h = self.hessians_are_constant
         cdef block_t p, s
-        cdef int nt = self.n_threads if self.size >= ONE_THREAD_BELOW else 1
+        cdef int nt = self.n_threads if self.size >= CELLS_ONE_THREAD_BELOW else 1
         with nogil:
             for k in prange(n_feat, schedule='static', num_threads=nt):
                 f = features[k]
