@@ -6,8 +6,6 @@ G_DTYPE = np.float32
 Y_DTYPE = np.float64
 BIN_DTYPE = np.uint8
 
-HIST_DTYPE = np.dtype([("g", np.float64), ("h", np.float64), ("n", np.uint32)])
-
 NODE_DTYPE = np.dtype(
     [
         ("value", np.float64),

@@ -80,6 +80,7 @@ def rate_ratio_penalty(pos_left, n_left, pos, n):
         np.asarray(n_left, dtype=np.float64)[keep])
     cdef double[::1] g = -np.asarray(pos, dtype=np.float64)[keep]
     cdef double[::1] h = np.ascontiguousarray(n[keep])
+    cdef signed char[::1] ok = np.ones(max(gL.shape[0], 1), dtype=np.int8)
     if gL.shape[0] < 2:
         return 0.0
-    return rate_spread(&gL[0], &hL[0], &g[0], &h[0], <int>gL.shape[0])
+    return rate_spread(&gL[0], &hL[0], &g[0], &h[0], &ok[0], <int>gL.shape[0])

@@ -162,6 +162,7 @@ def build_engine(
             X_binned.shape[0],
             min_samples_leaf,
             depth_first=settings.depth_first,
+            cell_bytes=12 if hessians.shape[0] == 1 else 20,
         )
     builder = HistogramBuilder(
         X_binned,
@@ -200,7 +201,7 @@ def build_engine(
     return Engine(
         builder=builder,
         splitter=splitter,
-        pool=HistogramPool(offsets[-1]),
+        pool=HistogramPool(builder),
         offsets=offsets,
         n_eras=n_eras,
         min_samples_leaf=min_samples_leaf,
