@@ -30,6 +30,8 @@ Cases (``--cases``, comma-separated; default all but ``numerai``):
   {256, 1024}, 50 trees of 32 leaves.
 * ``float-eras``: 200,000 x 50 float64 features (255 bins), 64 eras, 50
   trees of 32 leaves.
+* ``float-eras-31``: the same with ``max_bins=31`` for ``era`` and
+  ``directional`` (``original`` keeps 255 bins): what coarser bins buy.
 * ``peer``: the peer's own setting, 102,400 x 50 int8 features with values
   0..4, 256 eras, 50 trees of 32 leaves, learning_rate 0.1.
 * ``numerai``: scaled-down Numerai, 2,700,000 x 500 int8 features with
@@ -153,6 +155,16 @@ FULL = {
         "leaves": 32,
         "eras": [64],
     },
+    # the same, the era criteria on 31 bins (max_bins), original on 255
+    "float-eras-31": {
+        "n": 200_000,
+        "p": 50,
+        "kind": "float",
+        "iters": 50,
+        "leaves": 32,
+        "eras": [64],
+        "era_params": {"max_bins": 31},
+    },
     "peer": {
         "n": 102_400,
         "p": 50,
@@ -186,6 +198,7 @@ QUICK = {
     "float": {"n": 100_000, "iters": 20},
     "int8-small": {"n": 50_000, "iters": 10},
     "float-eras": {"n": 50_000, "iters": 10},
+    "float-eras-31": {"n": 50_000, "iters": 10},
     "peer": {"n": 102_400, "iters": 10},
     "numerai": {"n": 270_000, "p": 100, "iters": 10, "eras": [57]},
     "numerai-example": {"n": 50_000, "iters": 20, "eras": [20]},
@@ -269,6 +282,8 @@ def _runs_of_case(case, quick, peer_python):
         if m == 1:
             continue
         for name, extra in ERA_TYPES.items():
+            if name != "original":
+                extra = dict(extra, **data.get("era_params", {}))
             out.append(
                 (f"eraboost {name}", dict(data, n_eras=m, lib="eraboost", extra=extra))
             )
@@ -319,6 +334,13 @@ def fmt(x, suffix="x", digits=2):
     return "" if x is None else f"{x:.{digits}f}{suffix}"
 
 
+def describe(value):
+    """A spec value as text: ``a=1, b=2`` for a dict."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
 def table(records, quick):
     recs = [r for r in records if r.get("quick", False) == quick and "fit_s" in r]
     lines = []
@@ -337,11 +359,12 @@ def table(records, quick):
             continue
         first = next(iter(g.values()))[0]
         more = "".join(
-            f", {name} {first[k]}"
+            f", {name} {describe(first[k])}"
             for k, name in [
                 ("max_depth", "depth"),
                 ("lr", "learning rate"),
                 ("colsample", "colsample_bytree"),
+                ("era_params", "era criteria with"),
             ]
             if k in first
         )
@@ -509,8 +532,8 @@ def main(argv=None):
     ap.add_argument(
         "--cases",
         default="int8,float,peer",
-        help="comma-separated: int8, float, int8-small, float-eras, peer, numerai, "
-        "growth, numerai-example",
+        help="comma-separated: int8, float, int8-small, float-eras, float-eras-31, "
+        "peer, numerai, growth, numerai-example",
     )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="small data, few trees")
