@@ -1,4 +1,5 @@
-# Era-aware split criteria as pure functions of per-era sums (SPEC.md).
+# Era-aware split criteria as pure functions of per-era sums
+# (docs/criteria.md).
 # Every function here is nogil, allocation-free and exact for +-inf alpha.
 from libc.math cimport exp, isinf, INFINITY
 
@@ -10,36 +11,12 @@ cdef inline double score(double G, double H, double lam) noexcept nogil:
     return G * G / d
 
 
-cdef inline double era_gain(double GL, double HL, unsigned int nL,
-                            double GR, double HR, unsigned int nR,
-                            double score_parent, double lam) noexcept nogil:
-    """Per-era gain g_e; exactly 0 when the era is not split."""
-    if nL == 0 or nR == 0:
-        return 0.0
-    return score(GL, HL, lam) + score(GR, HR, lam) - score_parent
-
-
 cdef inline double newton_value(double G, double H, double lam) noexcept nogil:
     """-G / (H + lam), 0 when H + lam == 0."""
     cdef double d = H + lam
     if d == 0.0:
         return 0.0
     return -G / d
-
-
-cdef inline int era_direction(double GL, double HL, unsigned int nL,
-                              double GR, double HR, unsigned int nR,
-                              double lam) noexcept nogil:
-    """d_e = sign(v_Le - v_Re) in {-1, 0, 1}; 0 when a side is empty."""
-    cdef double diff
-    if nL == 0 or nR == 0:
-        return 0
-    diff = newton_value(GL, HL, lam) - newton_value(GR, HR, lam)
-    if diff > 0.0:
-        return 1
-    if diff < 0.0:
-        return -1
-    return 0
 
 
 cdef inline double boltzmann(const double *g, int m, double alpha) noexcept nogil:
@@ -82,7 +59,8 @@ cdef extern from *:
        score = G * v and the Newton value is -v, so one division per side.
        Gain 0 and direction 0 when a side is empty. Written without branches
        so that eb_era_gains below runs on SIMD lanes; the same values as
-       era_gain and era_direction (an unsplit era's gain may be -0.0).
+       the per-era gain and direction of docs/criteria.md (an unsplit era's
+       gain may be -0.0).
        Always inlined: into each clone of eb_era_gains as well. */
     #if defined(__GNUC__)
     #define EB_ALWAYS_INLINE __attribute__((always_inline))

@@ -39,14 +39,6 @@ def era_split_score(GL, HL, nL, GR, HR, nR, double lam, double alpha):
     return np.asarray(gains), s, dsum
 
 
-def era_terms_plain(double GL, double HL, unsigned int nL, double GR, double HR,
-                    unsigned int nR, double lam):
-    """One era's gain and direction from the plain (unfused) functions."""
-    sp = score(GL + GR, HL + HR, lam)
-    return (era_gain(GL, HL, nL, GR, HR, nR, sp, lam),
-            era_direction(GL, HL, nL, GR, HR, nR, lam))
-
-
 def invariance_penalty(GL, HL, nL, GR, HR, nR, double lam):
     """P(s) = Var_e CR_e(s) of docs/criteria.md for one candidate split.
 

@@ -8,17 +8,20 @@ import numpy as np
 
 
 class EncodedEras:
-    """Era labels already checked and encoded, as :func:`check_eras` returns
-    them: passing this object where eras are expected skips the encoding
-    (early stopping scores the same rows every iteration). ``np.asarray``
-    of it gives the labels of the rows.
+    """The eras of some rows, checked and encoded once.
+
+    A fit encodes the user's eras once (:meth:`from_labels`) and carries
+    this object through the whole-era validation split (:meth:`subset`) to
+    the histograms and the early-stopping scorers. Passing it where eras are
+    expected skips the checks and the encoding; ``np.asarray`` of it gives
+    the labels of the rows.
 
     Parameters
     ----------
     codes : ndarray of int32, shape (n_samples,)
         Codes ``0 .. n_eras - 1``, each of them used.
     labels : ndarray, shape (n_eras,)
-        The sorted labels of the codes.
+        The labels of the codes, in their natural order (:func:`check_eras`).
     """
 
     def __init__(self, codes, labels):
@@ -26,10 +29,25 @@ class EncodedEras:
         self.labels = labels
 
     @classmethod
+    def from_labels(cls, eras, n_samples, name="eras"):
+        """Check and encode the era label of each of ``n_samples`` rows."""
+        return cls(*check_eras(eras, n_samples, name=name))
+
+    @classmethod
     def from_codes(cls, codes, labels):
         """From codes into ``labels`` of which only some may be used."""
         used, codes = np.unique(codes, return_inverse=True)
         return cls(codes.astype(np.int32).ravel(), np.asarray(labels)[used])
+
+    def subset(self, rows):
+        """The eras of some of the rows (a mask or indices), codes compacted
+        to the eras they hold."""
+        return EncodedEras.from_codes(self.codes[rows], self.labels)
+
+    @property
+    def n_eras(self):
+        """Number of distinct eras."""
+        return self.labels.shape[0]
 
     def __len__(self):
         return self.codes.shape[0]

@@ -190,7 +190,6 @@ cdef class HistogramBuilder:
     nbytes : int
         Bytes of one histogram (:meth:`empty` allocates one).
     """
-    cdef public object X_binned_arr
     cdef const BIN_t[::1, :] X_binned
     cdef const uint32_t[::1] n_bins
     cdef const int64_t[::1] offsets
@@ -210,7 +209,6 @@ cdef class HistogramBuilder:
 
     def __init__(self, X_binned, n_bins, offsets, int n_eras, era_codes,
                  gradients, hessians, int n_threads):
-        self.X_binned_arr = X_binned
         self.X_binned = X_binned
         self.n_bins = n_bins
         self.offsets = offsets

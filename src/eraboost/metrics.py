@@ -73,6 +73,15 @@ _METRICS = {
 }
 _CONTINUOUS = ("pearson", "spearman", "numerai_corr", "mse", "roc_auc")
 
+#: The names of :func:`era_scores`' built-in metrics.
+METRIC_NAMES = tuple(_METRICS)
+
+
+def greater_is_better(metric):
+    """Whether a larger value of ``metric`` is better (False for ``"mse"``;
+    True for a callable, which must score larger-is-better)."""
+    return callable(metric) or _METRICS[_check_metric(metric)][1] > 0
+
 
 # -- the correlations of all eras at once --------------------------------------
 # The same values as the per-era functions above, computed with a few sorts
@@ -350,7 +359,14 @@ class EraScorer:
     def _sign(self):
         return 1 if callable(self.metric) else _METRICS[self.metric][1]
 
-    def _response(self, estimator, X):
+    def response(self, estimator, X):
+        """What this scorer scores: ``decision_function`` (or the positive
+        class's ``predict_proba``) for ``"roc_auc"``, ``predict`` otherwise.
+
+        Returns
+        -------
+        response : ndarray of shape (n_samples,)
+        """
         if self.metric == "roc_auc":
             if hasattr(estimator, "decision_function"):
                 return np.asarray(estimator.decision_function(X))
@@ -390,7 +406,7 @@ class EraScorer:
                 "estimator.set_fit_request(eras=True))."
             )
         scores = self._sign() * era_scores(
-            y_true, self._response(estimator, X), eras, self.metric
+            y_true, self.response(estimator, X), eras, self.metric
         )
         if self.aggregate == "mean":
             return float(scores.mean())

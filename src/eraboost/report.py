@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .metrics import _METRICS, era_scores, era_summary
+from .metrics import era_scores, era_summary, greater_is_better
 
 SUMMARY_FIELDS = (
     "model",
@@ -58,7 +58,7 @@ def compare_models(predictions, y_true, eras, metric="pearson"):
         :func:`~eraboost.metrics.era_summary` of each model's scores, plus
         ``"worst_era"``, the label of the worst era.
     """
-    greater = metric not in _METRICS or _METRICS[metric][1] > 0
+    greater = greater_is_better(metric)
     labels, scores, summaries = None, {}, {}
     for name, pred in predictions.items():
         labels, s = era_scores(y_true, pred, eras, metric, return_eras=True)
