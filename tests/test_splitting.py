@@ -266,12 +266,13 @@ def test_min_rows_per_era_matches_reference(split_type, categorical):
     assert case.check(3) >= 2
 
 
-def rate_spread_penalty(left, g, h, eras, lam):
+def rate_spread_penalty(left, g, h, eras, lam, era_set=None):
     """Half the IRF classification penalty max_e I_e / min_e I_e - 1 from
     gradients -w y and hessians w (Liao et al. eq. 16-19), over the eras of
-    the node: the reference's penalty term is ``irf_penalty * H * this``."""
+    ``era_set`` (default: the node's): the reference's penalty term is
+    ``irf_penalty * H * this``."""
     ratios = []
-    for e in np.unique(eras):
+    for e in np.unique(eras) if era_set is None else era_set:
         m = eras == e
         pos, n = -g[m].sum(), h[m].sum()
         pos_l, n_l = -g[m & left].sum(), h[m & left].sum()
