@@ -29,3 +29,6 @@ NODE_DTYPE = np.dtype(
 BITSET_DTYPE = np.uint32
 
 SPLIT_TYPES = {"original": 0, "era": 1, "directional": 2}
+
+# A node whose hessian sum is below this is not split (scikit-learn's value).
+MIN_HESSIAN_TO_SPLIT = 1e-3

@@ -14,15 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import SPLIT_TYPES
+from ._common import MIN_HESSIAN_TO_SPLIT, SPLIT_TYPES
 from ._histogram import HistogramBuilder, histogram_layout
 from ._splitting import PENALTY_KINDS, Splitter
 from .grower import HistogramPool, check_histogram_memory
 
 __all__ = ["MIN_HESSIAN_TO_SPLIT", "Engine", "EngineSettings", "build_engine"]
-
-# A node whose hessian sum is below this is not split (scikit-learn's value).
-MIN_HESSIAN_TO_SPLIT = 1e-3
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from time import perf_counter
 
 import numpy as np
 
-from ._common import BITSET_DTYPE, NODE_DTYPE
+from ._common import BITSET_DTYPE, MIN_HESSIAN_TO_SPLIT, NODE_DTYPE
 from ._splitting import split_indices, split_indices_categorical
 
 
@@ -223,7 +223,7 @@ class TreeGrower:
         max_leaf_nodes=None,
         max_depth=None,
         min_samples_leaf=20,
-        min_hessian_to_split=1e-3,
+        min_hessian_to_split=MIN_HESSIAN_TO_SPLIT,
         monotonic_cst=None,
         interaction_cst=None,
         feature_fraction_per_split=1.0,
