@@ -30,16 +30,18 @@ def make_node(
     const_h=True,
     classification=False,
     rows_per_era=(3, 40),
+    sizes=None,
 ):
     """Binned data whose last bin per feature is the missing-value bin.
 
     Feature 0 follows the era (deeper nodes miss eras), feature 2's effect
     changes sign with the era; ``categorical`` features get category effects.
     With ``classification``, gradients ``-w * y`` and hessians ``w`` of a 0/1
-    target with integer weights ``w``.
+    target with integer weights ``w``. ``sizes`` (rows of each era) replaces
+    the sizes drawn from ``rows_per_era``.
     """
     rng = np.random.default_rng(seed)
-    sizes = rng.integers(*rows_per_era, size=n_eras)
+    sizes = rng.integers(*rows_per_era, size=n_eras) if sizes is None else sizes
     eras = np.repeat(np.arange(n_eras), sizes).astype(np.int32)
     n = eras.size
     n_bins = np.asarray(n_bins, dtype=np.uint32)
