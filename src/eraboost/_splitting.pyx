@@ -107,6 +107,7 @@ cdef struct node_sums_t:
     const int32_t *present   # (M,) the eras taking part
     const signed char *is_present  # (E,) whether each era takes part
     int n_out            # eras with rows in the node that take no part
+    int n_out_split      # those of them with two rows or more, out[0 ..]
     const int32_t *out   # (n_out,) those eras
     double ts_part       # sum of the scores ts over the eras taking part
     const double *tg     # (E,) per-era totals of g, h, rows, and their score
@@ -389,7 +390,7 @@ cdef class Splitter:
         eligible.
         """
         cdef int n_feat = features.shape[0], k, best = 0, M = 0, e, f0, nt, t
-        cdef int n_out = 0
+        cdef int n_out = 0, n_out_split = 0
         cdef double ts_part = 0.0
         # an era with fewer rows in the node cannot be split there
         cdef double splittable = 2.0 * max(1, self.min_per_era)
@@ -440,7 +441,13 @@ cdef class Splitter:
                             present[M] = e
                             M = M + 1
                             ts_part += tot[3 * E + e]
-                        elif tot[2 * E + e] > 0:
+                        elif tot[2 * E + e] >= 2:
+                            present[E + n_out] = e
+                            n_out = n_out + 1
+                    # then the single-row eras (no gain, no direction)
+                    n_out_split = n_out
+                    for e in range(E):
+                        if tot[2 * E + e] == 1:
                             present[E + n_out] = e
                             n_out = n_out + 1
                 else:
@@ -458,6 +465,7 @@ cdef class Splitter:
                 nd.present = present
                 nd.is_present = is_present
                 nd.n_out = n_out
+                nd.n_out_split = n_out_split
                 nd.out = present + E
                 nd.ts_part = ts_part
                 nd.tg = tot
@@ -810,8 +818,8 @@ cdef class Splitter:
         minimum, the monotonic constraint, pooled progress (era criteria),
         then the criterion of ``split_type`` minus the invariance penalty.
         Only the eras taking part (``nd.present``) count: the others' gains
-        and directions are taken out of ``ev``'s sums, their rows out of the
-        penalty."""
+        and directions are taken out of ``ev``'s sums (single-row eras have
+        none), their rows out of the penalty."""
         cdef double GL = p.GL, HL = p.HL, GR = p.GR, HR = p.HR
         cdef double vL, vR, m = self.min_per_era, gsum
         cdef int i, e, d, dsum, M = nd.M, E = nd.E
@@ -843,11 +851,11 @@ cdef class Splitter:
         gsum = ev.gsum
         dsum = ev.dsum
         if self.split_type != ORIGINAL:
-            if nd.n_out > 0:
+            if nd.n_out_split > 0:
                 gsum = 0.0
                 for i in range(M):
                     gsum += es.gains[nd.present[i]]
-                for i in range(nd.n_out):
+                for i in range(nd.n_out_split):
                     e = nd.out[i]
                     era_gain_direction(ev.qg[e], ev.qh[e], ev.qn[e],
                                        nd.tg[e] - ev.qg[e], nd.th[e] - ev.qh[e],
