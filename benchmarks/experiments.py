@@ -2,11 +2,16 @@
 
 Every table of docs/experiments.md comes from one of these commands::
 
-    OMP_WAIT_POLICY=passive python benchmarks/experiments.py papers [--configs 20]
-    OMP_WAIT_POLICY=passive python benchmarks/experiments.py synthetic [--seeds 3]
-    OMP_WAIT_POLICY=passive python benchmarks/experiments.py real [--configs 8]
-    OMP_WAIT_POLICY=passive python benchmarks/experiments.py penalty
-    OMP_WAIT_POLICY=passive python benchmarks/experiments.py stall
+    python benchmarks/experiments.py papers --configs 20 --seeds 3
+    python benchmarks/experiments.py papers --grid table --tasks memorization \
+        --configs 10 --seeds 2
+    python benchmarks/experiments.py synthetic --configs 10 --seeds 2
+    python benchmarks/experiments.py real --configs 10
+    python benchmarks/experiments.py penalty
+    python benchmarks/experiments.py stall
+    python benchmarks/experiments.py alphas
+
+(each with ``OMP_WAIT_POLICY=passive`` set in the environment).
 
 * ``papers``: the era-splitting paper's shifted sine and synthetic
   memorization with its protocol (random configurations from its Table 2,
@@ -24,6 +29,7 @@ Every table of docs/experiments.md comes from one of these commands::
 * ``penalty``: test scores of ``irf_penalty`` from 0 to 3 on the real tables.
 * ``stall``: leaf values and ``n_iter_`` of long ``era`` fits on the real
   tables.
+* ``alphas``: test R² and trees of the worst-era criterion by alpha.
 
 The split types compared: ``original``, ``era`` and ``directional``
 (eraboost) and ``worst``, the worst-era criterion of
@@ -154,7 +160,7 @@ def real_tables(max_rows=12000, seed=0):
     feats = [c for c in feats if not (c.startswith("d8"))]
     out.append(
         (
-            "wagepan (wage, 8 years)",
+            "wagepan (log wage, 8 years)",
             "regression",
             _numeric(d[feats]),
             d["lwage"].to_numpy(),
@@ -330,7 +336,7 @@ PAPER_GRID = {  # the era-splitting paper's Table 2 (no column sampling)
     "min_samples_leaf": [1, 3, 5, 10, 20],
     "max_iter": [5, 10, 20, 50, 100, 150],
     "era_alpha": [-2, -1, 0, 1, 2],
-    "worst_alpha": [-1, -4, -np.inf],
+    "worst_alpha": [-0.3, -1, -4, -np.inf],
 }
 
 TABLE_GRID = {  # real and package tasks
@@ -342,13 +348,20 @@ TABLE_GRID = {  # real and package tasks
     "min_samples_leaf": [10, 20, 50],
     "max_iter": [50, 100, 150],
     "era_alpha": [-np.inf, -1, 0, 1],
-    "worst_alpha": [-1, -4, -np.inf],
+    "worst_alpha": [-0.1, -0.3, -1, -4, -np.inf],
 }
 
 
 def draw_configs(grid, n, seed):
+    """``n`` random configurations of ``grid``; the Boltzmann alphas are not
+    drawn but taken in turn, so that every alpha of the grid is tried when
+    ``n`` is at least the number of alphas."""
     rng = np.random.RandomState(seed)
-    return [{k: v[rng.randint(len(v))] for k, v in grid.items()} for _ in range(n)]
+    configs = [{k: v[rng.randint(len(v))] for k, v in grid.items()} for _ in range(n)]
+    for i, c in enumerate(configs):
+        for k in ("era_alpha", "worst_alpha"):
+            c[k] = grid[k][i % len(grid[k])]
+    return configs
 
 
 def cv_score(split_type, config, task, n_splits=4):
@@ -428,14 +441,16 @@ def select_and_test(task, configs, split_types=SPLIT_TYPES):
             max(cvs),
             score(m, task.X_test, task.y_test, task.kind),
             worst_era_score(m, task),
+            best,
         )
     chosen = max(split_types, key=lambda s: out[s][1])
     return out, chosen
 
 
 def run_papers(args):
+    grid = PAPER_GRID if args.grid == "paper" else TABLE_GRID
     print(
-        f"Paper protocol: {args.configs} configurations of the paper's Table 2, "
+        f"Paper protocol: {args.configs} configurations of the {args.grid} grid, "
         "each fitted with every split type"
     )
     header(
@@ -446,10 +461,11 @@ def run_papers(args):
         "median test score",
         "test score, chosen by EraKFold",
     )
-    for make in (shifted_sine, memorization):
+    makers = {"sine": shifted_sine, "memorization": memorization}
+    for make in (makers[t] for t in args.tasks.split(",")):
         for seed in range(args.seeds):
             task = make(seed)
-            configs = draw_configs(PAPER_GRID, args.configs, seed)
+            configs = draw_configs(grid, args.configs, seed)
             metric = (
                 (lambda m, t=task: mse(m, t.X_test, t.y_test))
                 if task.kind == "regression"
@@ -488,7 +504,7 @@ def run_tables(tasks, configs):
         base = res["original"][0]
         for st in [*SPLIT_TYPES, "chosen"]:
             name = chosen if st == "chosen" else st
-            m, cv, test, worst = res[name]
+            m, cv, test, worst, _ = res[name]
             lo, hi = 0.0, 0.0
             if name != "original":
                 lo, hi = era_bootstrap(
@@ -504,7 +520,13 @@ def run_tables(tasks, configs):
                 f"{worst:.3f}",
                 f"{test - res['original'][2]:+.3f} [{lo:+.3f}, {hi:+.3f}]",
             )
-        print(f"<!-- {task.name}: {perf_counter() - t0:.0f} s -->", flush=True)
+        w, e = res["worst"][4], res["era"][4]
+        print(
+            f"<!-- {task.name}: {perf_counter() - t0:.0f} s; worst: alpha "
+            f"{w['worst_alpha']}, {res['worst'][0].n_iter_} trees of "
+            f"{w['max_iter']}; era: alpha {e['era_alpha']} -->",
+            flush=True,
+        )
 
 
 def run_synthetic(args):
@@ -594,9 +616,11 @@ def run_stall(args):
         "largest leaf value of trees 1, 100, 200, ..., last",
         "test score",
     )
+    seen = set()
     for task, _ in real_tasks(args):
-        if task.kind != "regression":
+        if task.kind != "regression" or task.name in seen:
             continue
+        seen.add(task.name)
         for st, alpha in (("era", 0.0), ("era", -np.inf), ("directional", 0.0)):
             m = HistGradientBoostingRegressor(
                 split_type=st,
@@ -612,18 +636,66 @@ def run_stall(args):
             )
             test = score(m, task.X_test, task.y_test, task.kind)
             row(task.name, f"{st} (alpha {alpha})", m.n_iter_, shown, f"{test:.3f}")
-        break
+
+
+def run_alphas(args):
+    """The worst-era criterion's alpha against the trees it grows, one
+    configuration, the first held-out split of each real regression table."""
+    config = {
+        "max_iter": 100,
+        "learning_rate": 0.1,
+        "max_leaf_nodes": 15,
+        "max_depth": None,
+        "min_samples_leaf": 20,
+        "l2_regularization": 0.0,
+        "max_bins": 64,
+    }
+    alphas = [-0.1, -0.3, -1, -4, -np.inf]
+    header(
+        "task",
+        "original",
+        *(f"worst, alpha {a}" for a in alphas),
+    )
+    seen = set()
+    for task, _ in real_tasks(args):
+        if task.kind != "regression" or task.name in seen:
+            continue
+        seen.add(task.name)
+        cells = []
+        for st, a in [("original", 0.0), *(("worst", a) for a in alphas)]:
+            m = fit(
+                make_model(st, {**config, "worst_alpha": a}, task.kind),
+                task.X,
+                task.y,
+                task.eras,
+            )
+            n_trees = m.n_iter_
+            test = score(m, task.X_test, task.y_test, task.kind)
+            cells.append(f"{test:.3f} ({n_trees} trees)")
+        row(task.name, *cells)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "what", choices=["papers", "synthetic", "real", "penalty", "stall"]
+        "what",
+        choices=["papers", "synthetic", "real", "penalty", "stall", "alphas"],
     )
     parser.add_argument(
         "--configs", type=int, default=None, help="random configurations"
     )
     parser.add_argument("--seeds", type=int, default=None)
+    parser.add_argument(
+        "--grid",
+        choices=["paper", "table"],
+        default="paper",
+        help="papers: the paper's Table 2 grid or the grid of the table tasks",
+    )
+    parser.add_argument(
+        "--tasks",
+        default="sine,memorization",
+        help="papers: comma-separated tasks among sine, memorization",
+    )
     parser.add_argument(
         "--repeats", type=int, default=3, help="held-out era draws for places"
     )
@@ -642,6 +714,7 @@ def main(argv=None):
         "real": run_real,
         "penalty": run_penalty,
         "stall": run_stall,
+        "alphas": run_alphas,
     }[args.what](args)
 
 
