@@ -32,6 +32,10 @@ Cases (``--cases``, comma-separated; default all but ``numerai``):
   values 0..4, 570 eras, 100 trees of 31 leaves (eraboost only).
 * ``growth``: 200,000 x 100 int8 rows, one factor varied at a time (rows,
   features, eras, leaves) for eraboost ``era``: how time and memory grow.
+* ``numerai-example``: Numerai's example model scaled to this machine,
+  500,000 x 300 int8 features with values 0..4, 200 eras, 500 trees,
+  learning rate 0.01, depth 5, 32 leaves, ``colsample_bytree=0.1``, against
+  LightGBM with the same parameters (scikit-learn has no column sampling).
 
 Early stopping is off everywhere; OpenMP and LightGBM use all CPUs.
 """
@@ -71,7 +75,9 @@ coef = np.random.default_rng(1).normal(size=n_eras)
 y = (0.5 * X[:, 0] - 0.25 * X[:, 1] * X[:, 2] + coef[eras] * x3
      + rng.standard_normal(n))
 lib, extra = spec["lib"], spec["extra"]
-common = dict(max_iter=spec["iters"], learning_rate=0.1,
+lr, depth = spec.get("lr", 0.1), spec.get("max_depth")
+colsample = spec.get("colsample", 1.0)
+common = dict(max_iter=spec["iters"], learning_rate=lr, max_depth=depth,
               max_leaf_nodes=spec["leaves"], early_stopping=False)
 if lib == "sklearn":
     from sklearn.ensemble import HistGradientBoostingRegressor
@@ -79,15 +85,18 @@ if lib == "sklearn":
     fit = lambda: est.fit(X, y)
 elif lib == "lightgbm":
     from lightgbm import LGBMRegressor
-    est = LGBMRegressor(n_estimators=spec["iters"], learning_rate=0.1,
-                        num_leaves=spec["leaves"], max_bin=255,
-                        min_child_samples=20, min_child_weight=1e-3,
-                        reg_lambda=0.0, subsample=1.0, colsample_bytree=1.0,
+    est = LGBMRegressor(n_estimators=spec["iters"], learning_rate=lr,
+                        num_leaves=spec["leaves"], max_depth=depth or -1,
+                        max_bin=255, min_child_samples=20, min_child_weight=1e-3,
+                        reg_lambda=0.0, subsample=1.0,
+                        colsample_bytree=colsample,
                         n_jobs=os.cpu_count(), force_col_wise=True,
                         verbose=-1, random_state=0)
     fit = lambda: est.fit(X, y)
 elif lib == "eraboost":
     from eraboost import HistGradientBoostingRegressor
+    if colsample < 1.0:
+        extra = dict(extra, colsample_bytree=colsample)
     est = HistGradientBoostingRegressor(**common, random_state=0, **extra)
     if n_eras > 1:
         fit = lambda: est.fit(X, y, eras=eras)
@@ -140,13 +149,27 @@ FULL = {
         "leaves": 31,
         "eras": [570],
     },
+    "numerai-example": {
+        "n": 500_000,
+        "p": 300,
+        "kind": "int5",
+        "iters": 500,
+        "leaves": 32,
+        "max_depth": 5,
+        "lr": 0.01,
+        "colsample": 0.1,
+        "eras": [200],
+    },
 }
 QUICK = {
     "int8": {"n": 100_000, "iters": 20},
     "float": {"n": 100_000, "iters": 20},
     "peer": {"n": 102_400, "iters": 10},
     "numerai": {"n": 270_000, "p": 100, "iters": 10, "eras": [57]},
+    "numerai-example": {"n": 50_000, "iters": 20, "eras": [20]},
 }
+# the estimator the "vs ..." columns compare with
+BASELINE = {"numerai-example": "lightgbm"}
 ERA_TYPES = {
     "original": {"split_type": "original"},
     "era": {"split_type": "era"},
@@ -210,7 +233,9 @@ def _runs_of_case(case, quick, peer_python):
     eras = data.pop("eras")
     base = dict(data, n_eras=1)
     out = []
-    if case != "numerai":
+    if case == "numerai-example":
+        out.append(("lightgbm", dict(base, lib="lightgbm", extra={})))
+    elif case != "numerai":
         out += [
             ("sklearn", dict(base, lib="sklearn", extra={})),
             ("lightgbm", dict(base, lib="lightgbm", extra={})),
@@ -289,17 +314,27 @@ def table(records, quick):
         if case == "growth":
             continue
         first = next(iter(g.values()))[0]
+        more = "".join(
+            f", {name} {first[k]}"
+            for k, name in [
+                ("max_depth", "depth"),
+                ("lr", "learning rate"),
+                ("colsample", "colsample_bytree"),
+            ]
+            if k in first
+        )
         lines.append(
             f"\n**{case}**: {first['n']:,} x {first['p']} "
             f"{'float64' if first['kind'] == 'float' else 'int8 (0..4)'}, "
-            f"{first['iters']} trees of {first['leaves']} leaves\n"
+            f"{first['iters']} trees of {first['leaves']} leaves{more}\n"
         )
+        base = BASELINE.get(case, "sklearn")
         lines.append(
-            "| estimator | eras | fit (s) | vs sklearn | vs eraboost "
-            "original | vs erasplit | peak RSS (MB) | RSS vs sklearn | runs |"
+            f"| estimator | eras | fit (s) | vs {base} | vs eraboost "
+            f"original | vs erasplit | peak RSS (MB) | RSS vs {base} | runs |"
         )
         lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        sk = g.get(("sklearn", 1))
+        sk = g.get((base, 1))
         for (label, m), rs in sorted(g.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             t = statistics.median(r["fit_s"] for r in rs)
             mem = statistics.median(r["peak_rss_mb"] for r in rs)
@@ -367,6 +402,22 @@ def check_targets(case, label, m, vs_sk, vs_orig, vs_peer, mem_sk):
                 mem_sk <= 0.5,
             )
         )
+    if case == "numerai-example" and label.startswith("eraboost"):
+        name = label.split()[1]
+        if name == "original" and m > 1:
+            return out  # the no-era fit is the reference
+        if name == "original" and vs_sk is not None:
+            out.append(
+                (f"{case}: original time / lightgbm <= 1.0", vs_sk, vs_sk <= 1.0)
+            )
+        if name != "original" and vs_orig is not None:
+            out.append(
+                (f"{case}: {name} time / original <= 1.3", vs_orig, vs_orig <= 1.3)
+            )
+        if mem_sk is not None:
+            out.append(
+                (f"{case}: {name} peak RSS / lightgbm <= 0.5", mem_sk, mem_sk <= 0.5)
+            )
     if case == "peer" and label.startswith("eraboost") and m > 1:
         if vs_peer is not None:
             out.append(
@@ -416,7 +467,7 @@ def main(argv=None):
     ap.add_argument(
         "--cases",
         default="int8,float,peer",
-        help="comma-separated: int8, float, peer, numerai, growth",
+        help="comma-separated: int8, float, peer, numerai, growth, numerai-example",
     )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="small data, few trees")

@@ -232,15 +232,17 @@ def test_iteration_callback_stops_cleanly(data):
     _, (X, y, eras), (Xt, _, _) = data
     calls = []
 
-    def callback(iteration, n_iter, train, val):
-        calls.append((iteration, n_iter, train, val))
-        return iteration == 5
+    def callback(info):
+        assert info.estimator is est and info.score_name == "loss"
+        calls.append(
+            (info.iteration, info.max_iter, info.train_score, info.validation_score)
+        )
+        return info.iteration == 5
 
     est = HistGradientBoostingRegressor(
         max_iter=50, early_stopping=True, random_state=0
     )
-    est._iteration_callback = callback
-    est.fit(X, y, eras=eras)
+    est.fit(X, y, eras=eras, callbacks=[callback])
     assert [c[0] for c in calls] == [1, 2, 3, 4, 5]
     assert all(c[1] == 50 for c in calls)
     assert est.n_iter_ == 5
@@ -306,7 +308,6 @@ def test_ctrl_c_keeps_the_trees(data):
     assert bundle["interrupted"]
     assert 1 <= bundle["n_iter"] == est.n_iter_ < max_iter
     assert len(est.train_score_) == len(est.validation_score_) == est.n_iter_ + 1
-    assert not hasattr(est, "_iteration_callback")
     assert np.isfinite(est.predict(Xt)).all()
 
 

@@ -35,6 +35,10 @@ def expected_failed_checks(estimator):
         HistGradientBoostingRegressor(max_iter=10, split_type="era"),
         HistGradientBoostingClassifier(max_iter=10),
         HistGradientBoostingClassifier(max_iter=10, split_type="directional"),
+        HistGradientBoostingRegressor(max_iter=30, colsample_bytree=0.5, subsample=0.8),
+        HistGradientBoostingClassifier(
+            max_iter=30, colsample_bytree=0.5, subsample=0.8
+        ),
         InvariantForestRegressor(n_estimators=5),
         InvariantForestRegressor(n_estimators=5, split_type="era", irf_penalty=1.0),
         InvariantForestClassifier(n_estimators=5),

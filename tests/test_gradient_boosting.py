@@ -228,3 +228,35 @@ def test_too_many_eras_fail_before_fitting(monkeypatch):
         HistGradientBoostingRegressor(split_type="era", max_iter=2).fit(
             X, y, eras=np.arange(2000) % 500
         )
+
+
+def test_callbacks_see_every_iteration_and_can_stop():
+    """fit(callbacks=...): each callback gets an IterationInfo after every
+    iteration; any that returns True stops there, and the estimator equals
+    one fitted with that many iterations."""
+    from eraboost import IterationInfo
+
+    rng = np.random.RandomState(0)
+    X, y = rng.normal(size=(400, 3)), rng.normal(size=400)
+    seen, other = [], []
+
+    def stop_at_4(info):
+        assert isinstance(info, IterationInfo) and info.max_iter == 30
+        seen.append(info.iteration)
+        return info.iteration == 4
+
+    est = HistGradientBoostingRegressor(max_iter=30, random_state=0)
+    est.fit(X, y, callbacks=[stop_at_4, lambda info: other.append(info.score_name)])
+    assert seen == [1, 2, 3, 4] and other == [None] * 4
+    assert est.n_iter_ == 4
+    ref = HistGradientBoostingRegressor(max_iter=4, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est.predict(X), ref.predict(X))
+    # warm start: iterations count on from the first fit
+    est.set_params(warm_start=True, max_iter=6)
+    seen.clear()
+    est.fit(X, y, callbacks=lambda info: seen.append(info.iteration))
+    assert seen == [5, 6]
+    with pytest.raises(TypeError, match="callable"):
+        HistGradientBoostingRegressor().fit(X, y, callbacks=[1])
+    with pytest.raises(TypeError, match="list of callables"):
+        HistGradientBoostingRegressor().fit(X, y, callbacks=3)

@@ -4,8 +4,6 @@ import numpy as np
 import pytest
 from eraboost._histogram import HistogramBuilder, era_runs, histogram_layout
 
-from eraboost._common import HIST_DTYPE
-
 
 def make_data(seed, n=400, n_eras=5, n_bins=(6, 3, 17, 256), const_h=False):
     """Binned columns (the last bin of each is the missing-value bin), float32
@@ -33,11 +31,6 @@ def numpy_hist(Xb, n_bins, g, h, eras, rows, n_eras, f):
     for key, w in (("g", g), ("h", hh), ("n", np.ones_like(g))):
         np.add.at(out[key], (eras[rows], Xb[rows, f]), w[rows].astype(np.float64))
     return out
-
-
-def block(hist, offsets, n_bins, n_rows, f):
-    nb = int(n_bins[f])
-    return hist[offsets[f] : offsets[f] + n_rows * nb].reshape(n_rows, nb)
 
 
 def grouped_rows(eras, rows):
@@ -81,13 +74,14 @@ def test_brute_matches_numpy(const_h, n_eras, n_threads):
     assert b.hessians_are_constant == const_h
     rng = np.random.default_rng(1)
     rows = grouped_rows(eras, np.sort(rng.choice(len(g), size=250, replace=False)))
-    hist = np.full(offsets[-1], 7, dtype=HIST_DTYPE)  # garbage: must be cleared
+    hist = b.empty()
+    hist[:] = 7  # garbage: must be cleared
+    assert hist.nbytes == offsets[-1] * (12 if const_h else 20)
     features = np.arange(len(n_bins), dtype=np.uint32)
     b.compute_brute(rows, hist, features)
-    n_rows = n_eras + 1 if n_eras > 1 else 1
     for f in range(len(n_bins)):
         ref = numpy_hist(Xb, n_bins, g, h, eras, rows, n_eras, f)
-        got = block(hist, offsets, n_bins, n_rows, f)
+        got = b.block(hist, f)  # (rows, bins) arrays: the eras, the pooled row
         np.testing.assert_array_equal(got["n"][:n_eras], ref["n"])
         np.testing.assert_allclose(got["g"][:n_eras], ref["g"], rtol=1e-12, atol=1e-12)
         if not const_h:
@@ -108,12 +102,13 @@ def test_root_without_gather_and_feature_subset():
     offsets = histogram_layout(n_bins, 1)
     b = HistogramBuilder(Xb, n_bins, offsets, 1, None, g, h, 1)
     rows = np.arange(len(g), dtype=np.uint32)
-    hist = np.zeros(offsets[-1], dtype=HIST_DTYPE)
-    hist["n"] = 99
+    hist = b.empty()
+    for f in range(len(n_bins)):
+        b.block(hist, f)["n"][:] = 99
     b.compute_brute(rows, hist, np.array([1, 3], dtype=np.uint32), True)
     zeros = np.zeros_like(eras)
     for f in range(len(n_bins)):
-        got = block(hist, offsets, n_bins, 1, f)
+        got = b.block(hist, f)
         if f in (1, 3):
             ref = numpy_hist(Xb, n_bins, g, h, zeros, rows, 1, f)
             np.testing.assert_array_equal(got["n"], ref["n"])
@@ -134,16 +129,14 @@ def test_subtraction_gives_the_other_child(const_h):
     results = []
     for n_threads in (1, 2):
         b = HistogramBuilder(Xb, n_bins, offsets, 4, eras, g, h, n_threads)
-        parent = np.empty(offsets[-1], dtype=HIST_DTYPE)
-        small = np.empty_like(parent)
-        large = np.empty_like(parent)
+        parent, small, large = b.empty(), b.empty(), b.empty()
         b.compute_brute(rows, parent, features)
         b.compute_brute(rows[left], small, features)
         b.compute_brute(rows[~left], large, features)
         b.compute_subtraction(parent, small, features)
         for f in range(len(n_bins)):
-            got = block(parent, offsets, n_bins, 5, f)
-            ref = block(large, offsets, n_bins, 5, f)
+            got = b.block(parent, f)
+            ref = b.block(large, f)
             np.testing.assert_array_equal(got["n"], ref["n"])
             np.testing.assert_allclose(got["g"], ref["g"], rtol=1e-9, atol=1e-9)
             if not const_h:

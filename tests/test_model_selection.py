@@ -280,3 +280,53 @@ def test_worst_fold_refit_picks_the_invariant_model(cv):
     # the refitted models: the era one never splits on the spurious feature
     assert not _uses_feature(by_worst.best_estimator_, 1)
     assert _uses_feature(by_mean.best_estimator_, 1)
+
+
+def test_era_kfold_takes_eras_in_natural_order():
+    """'era10' comes after 'era9', not after 'era1' (text order would put it
+    second and make the blocks non-contiguous in time)."""
+    labels = np.array([f"era{i}" for i in range(1, 13)])
+    eras = np.repeat(labels, 5)
+    rng = np.random.RandomState(0)
+    perm = rng.permutation(eras.size)
+    X = np.zeros((eras.size, 1))
+    blocks = [
+        sorted(set(eras[perm][test]), key=lambda s: int(s[3:]))
+        for _, test in EraKFold(3).split(X, groups=eras[perm])
+    ]
+    assert blocks == [
+        [f"era{i}" for i in range(1, 5)],
+        [f"era{i}" for i in range(5, 9)],
+        [f"era{i}" for i in range(9, 13)],
+    ]
+    # numeric strings: "9" before "10"; dates in time order
+    nums = np.repeat(np.array(["10", "9", "11", "8"]), 2)
+    tests = [set(nums[t]) for _, t in EraKFold(4).split(np.zeros((8, 1)), groups=nums)]
+    assert tests == [{"8"}, {"9"}, {"10"}, {"11"}]
+    dates = np.repeat(np.array(["2024-02-01", "2023-12-31", "2024-01-15"]), 2)
+    dates = dates.astype("datetime64[D]")
+    tests = [
+        set(dates[t]) for _, t in EraKFold(3).split(np.zeros((6, 1)), groups=dates)
+    ]
+    assert [t.pop() for t in tests] == sorted(set(dates))
+
+
+def test_worst_fold_refit_documents_the_chosen_worst_score():
+    """scikit-learn sets no best_score_ with a callable refit; the documented
+    expression gives the chosen candidate's worst fold."""
+    rng = np.random.RandomState(0)
+    eras = np.repeat(np.arange(12), 30)
+    X = rng.normal(size=(eras.size, 3))
+    y = X[:, 0] + rng.normal(size=eras.size)
+    search = GridSearchCV(
+        HistGradientBoostingRegressor(max_iter=5),
+        {"max_depth": [1, 3]},
+        cv=EraKFold(3),
+        refit=worst_fold_refit,
+    ).fit(X, y, groups=eras)
+    assert not hasattr(search, "best_score_")
+    res = search.cv_results_
+    worst = worst_fold_scores(res)[search.best_index_]
+    splits = [res[f"split{i}_test_score"][search.best_index_] for i in range(3)]
+    assert worst == min(splits)
+    assert worst == worst_fold_scores(res).max()

@@ -32,6 +32,8 @@ def test_numerai_corr_matches_the_metrics_implementation(data):
     _, y, pred, eras = data
     labels, scores = numerai_corr(y, pred, eras, return_eras=True)
     assert labels.tolist() == sorted(set(eras))
+    from_series = numerai_corr(pd.Series(y), pd.Series(pred), pd.Series(eras))
+    np.testing.assert_array_equal(from_series, scores)
     np.testing.assert_allclose(scores, era_scores(y, pred, eras, "numerai_corr"))
 
 

@@ -16,7 +16,7 @@ from eraboost._histogram import HistogramBuilder, histogram_layout
 from eraboost._splitting import PENALTY_KINDS, SPLIT_TYPE_CODES, Splitter
 from reference import best_split
 
-from eraboost._common import HIST_DTYPE, SPLIT_TYPES
+from eraboost._common import SPLIT_TYPES
 
 ALPHAS = [-np.inf, -1.0, 0.0, 2.0, np.inf]
 
@@ -133,7 +133,7 @@ class Case:
         self.rows = np.argsort(self.eras, kind="stable").astype(np.uint32)
 
     def hist(self, rows):
-        out = np.empty(self.offsets[-1], dtype=HIST_DTYPE)
+        out = self.builder.empty()
         self.builder.compute_brute(rows, out, self.features)
         return out
 

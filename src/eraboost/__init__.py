@@ -5,6 +5,9 @@ estimators that learn from data split into eras (environments) and prefer
 relationships holding in every era.
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
+from .callbacks import IterationInfo
 from .classifier import HistGradientBoostingClassifier
 from .explain import to_shap
 from .forest import InvariantForestClassifier, InvariantForestRegressor
@@ -19,10 +22,15 @@ __all__ = [
     "HistGradientBoostingRegressor",
     "InvariantForestClassifier",
     "InvariantForestRegressor",
+    "IterationInfo",
     "era_scores",
     "era_summary",
     "make_era_scorer",
     "to_shap",
     "worst_fold_refit",
 ]
-__version__ = "0.1.0.dev0"
+try:
+    # the one version number is meson.build's (pyproject.toml reads it)
+    __version__ = version("eraboost")
+except PackageNotFoundError:  # pragma: no cover - not installed
+    __version__ = "unknown"

@@ -6,8 +6,6 @@ G_DTYPE = np.float32
 Y_DTYPE = np.float64
 BIN_DTYPE = np.uint8
 
-HIST_DTYPE = np.dtype([("g", np.float64), ("h", np.float64), ("n", np.uint32)])
-
 NODE_DTYPE = np.dtype(
     [
         ("value", np.float64),
@@ -31,3 +29,6 @@ NODE_DTYPE = np.dtype(
 BITSET_DTYPE = np.uint32
 
 SPLIT_TYPES = {"original": 0, "era": 1, "directional": 2}
+
+# A node whose hessian sum is below this is not split (scikit-learn's value).
+MIN_HESSIAN_TO_SPLIT = 1e-3

@@ -1,4 +1,5 @@
-# Era-aware split criteria as pure functions of per-era sums (SPEC.md).
+# Era-aware split criteria as pure functions of per-era sums
+# (docs/criteria.md).
 # Every function here is nogil, allocation-free and exact for +-inf alpha.
 from libc.math cimport exp, isinf, INFINITY
 
@@ -10,36 +11,12 @@ cdef inline double score(double G, double H, double lam) noexcept nogil:
     return G * G / d
 
 
-cdef inline double era_gain(double GL, double HL, unsigned int nL,
-                            double GR, double HR, unsigned int nR,
-                            double score_parent, double lam) noexcept nogil:
-    """Per-era gain g_e; exactly 0 when the era is not split."""
-    if nL == 0 or nR == 0:
-        return 0.0
-    return score(GL, HL, lam) + score(GR, HR, lam) - score_parent
-
-
 cdef inline double newton_value(double G, double H, double lam) noexcept nogil:
     """-G / (H + lam), 0 when H + lam == 0."""
     cdef double d = H + lam
     if d == 0.0:
         return 0.0
     return -G / d
-
-
-cdef inline int era_direction(double GL, double HL, unsigned int nL,
-                              double GR, double HR, unsigned int nR,
-                              double lam) noexcept nogil:
-    """d_e = sign(v_Le - v_Re) in {-1, 0, 1}; 0 when a side is empty."""
-    cdef double diff
-    if nL == 0 or nR == 0:
-        return 0
-    diff = newton_value(GL, HL, lam) - newton_value(GR, HR, lam)
-    if diff > 0.0:
-        return 1
-    if diff < 0.0:
-        return -1
-    return 0
 
 
 cdef inline double boltzmann(const double *g, int m, double alpha) noexcept nogil:
@@ -82,7 +59,8 @@ cdef extern from *:
        score = G * v and the Newton value is -v, so one division per side.
        Gain 0 and direction 0 when a side is empty. Written without branches
        so that eb_era_gains below runs on SIMD lanes; the same values as
-       era_gain and era_direction (an unsplit era's gain may be -0.0).
+       the per-era gain and direction of docs/criteria.md (an unsplit era's
+       gain may be -0.0).
        Always inlined: into each clone of eb_era_gains as well. */
     #if defined(__GNUC__)
     #define EB_ALWAYS_INLINE __attribute__((always_inline))
@@ -103,11 +81,14 @@ cdef extern from *:
         return (GL * vL + GR * vR - score_parent) * split;
     }
 
-    /* The dense era loop, compiled for AVX2 as well where the CPU has it. */
+    /* The dense era loop, compiled for AVX-512 and AVX2 as well, chosen at
+       run time by the CPU. No fused multiply-add (fp-contract=off): every
+       version computes the same values. */
     #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
         && defined(__linux__)
-    #define EB_MULTIVERSION __attribute__((target_clones("avx2", "default"), \
-        optimize("no-trapping-math")))
+    #define EB_MULTIVERSION __attribute__((target_clones( \
+        "arch=x86-64-v4", "avx2", "default"), \
+        optimize("no-trapping-math", "fp-contract=off")))
     #else
     #define EB_MULTIVERSION
     #endif
@@ -215,22 +196,24 @@ cdef inline double value_change_variance(const double *gL, const double *hL,
 
 cdef inline double rate_spread(const double *gL, const double *hL,
                                const double *g, const double *h,
-                               int m) noexcept nogil:
-    """IRF's classification penalty ``max_e I_e / min_e I_e - 1`` over m eras.
+                               const signed char *ok, int m) noexcept nogil:
+    """IRF's classification penalty ``max_e I_e / min_e I_e - 1`` over the
+    eras i < m with ok[i] set (the eras of the node).
 
     From each era's left sums (gL, hL) and totals (g, h) of gradients
     ``-w * y`` (y in {0, 1}) and hessians ``w``: an era's positive rows
     going left weigh ``-G_Le``, all its rows going left ``H_Le``. 0 with
     fewer than two eras.
     """
-    cdef int i
+    cdef int i, k = 0
     cdef double pos, posL, r, lo = INFINITY, hi = 0.0
-    if m < 2:
-        return 0.0
     for i in range(m):
+        if not ok[i]:
+            continue
+        k += 1
         posL = max(-gL[i], 0.0)
         pos = max(-g[i], 0.0)
         r = rate_ratio(posL, max(hL[i] - posL, 0.0), pos, max(h[i] - pos, 0.0))
         lo = min(lo, r)
         hi = max(hi, r)
-    return ratio_spread(lo, hi)
+    return ratio_spread(lo, hi) if k >= 2 else 0.0

@@ -39,14 +39,6 @@ def era_split_score(GL, HL, nL, GR, HR, nR, double lam, double alpha):
     return np.asarray(gains), s, dsum
 
 
-def era_terms_plain(double GL, double HL, unsigned int nL, double GR, double HR,
-                    unsigned int nR, double lam):
-    """One era's gain and direction from the plain (unfused) functions."""
-    sp = score(GL + GR, HL + HR, lam)
-    return (era_gain(GL, HL, nL, GR, HR, nR, sp, lam),
-            era_direction(GL, HL, nL, GR, HR, nR, lam))
-
-
 def invariance_penalty(GL, HL, nL, GR, HR, nR, double lam):
     """P(s) = Var_e CR_e(s) of docs/criteria.md for one candidate split.
 
@@ -88,6 +80,7 @@ def rate_ratio_penalty(pos_left, n_left, pos, n):
         np.asarray(n_left, dtype=np.float64)[keep])
     cdef double[::1] g = -np.asarray(pos, dtype=np.float64)[keep]
     cdef double[::1] h = np.ascontiguousarray(n[keep])
+    cdef signed char[::1] ok = np.ones(max(gL.shape[0], 1), dtype=np.int8)
     if gL.shape[0] < 2:
         return 0.0
-    return rate_spread(&gL[0], &hL[0], &g[0], &h[0], <int>gL.shape[0])
+    return rate_spread(&gL[0], &hL[0], &g[0], &h[0], &ok[0], <int>gL.shape[0])

@@ -1,9 +1,61 @@
 """Validation and encoding of era labels; the era-grouped validation split."""
 
 import numbers
+import re
 import warnings
 
 import numpy as np
+
+
+class EncodedEras:
+    """The eras of some rows, checked and encoded once.
+
+    A fit encodes the user's eras once (:meth:`from_labels`) and carries
+    this object through the whole-era validation split (:meth:`subset`) to
+    the histograms and the early-stopping scorers. Passing it where eras are
+    expected skips the checks and the encoding; ``np.asarray`` of it gives
+    the labels of the rows.
+
+    Parameters
+    ----------
+    codes : ndarray of int32, shape (n_samples,)
+        Codes ``0 .. n_eras - 1``, each of them used.
+    labels : ndarray, shape (n_eras,)
+        The labels of the codes, in their natural order (:func:`check_eras`).
+    """
+
+    def __init__(self, codes, labels):
+        self.codes = codes
+        self.labels = labels
+
+    @classmethod
+    def from_labels(cls, eras, n_samples, name="eras"):
+        """Check and encode the era label of each of ``n_samples`` rows."""
+        return cls(*check_eras(eras, n_samples, name=name))
+
+    @classmethod
+    def from_codes(cls, codes, labels):
+        """From codes into ``labels`` of which only some may be used."""
+        used, codes = np.unique(codes, return_inverse=True)
+        return cls(codes.astype(np.int32).ravel(), np.asarray(labels)[used])
+
+    def subset(self, rows):
+        """The eras of some of the rows (a mask or indices), codes compacted
+        to the eras they hold."""
+        return EncodedEras.from_codes(self.codes[rows], self.labels)
+
+    @property
+    def n_eras(self):
+        """Number of distinct eras."""
+        return self.labels.shape[0]
+
+    def __len__(self):
+        return self.codes.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        """The labels of the rows, for code that reads eras as an array."""
+        labels = self.labels[self.codes]
+        return labels if dtype is None else labels.astype(dtype)
 
 
 def check_eras(eras, n_samples, name="eras"):
@@ -11,7 +63,8 @@ def check_eras(eras, n_samples, name="eras"):
 
     Parameters
     ----------
-    eras : 1-D array-like of hashable labels (ints, strings, pandas Series or
+    eras : 1-D array-like of hashable labels (ints, strings, dates
+        (``datetime64``, pandas Timestamps or Periods), pandas Series or
         Categorical, list), length ``n_samples``.
     n_samples : int
     name : str
@@ -21,8 +74,17 @@ def check_eras(eras, n_samples, name="eras"):
     -------
     codes : ndarray of int32, shape (n_samples,)
     labels : ndarray, shape (n_eras,)
-        The sorted distinct labels; ``labels[codes]`` gives back the input.
+        The distinct labels in their natural order (:func:`natural_order`:
+        ``"era2"`` before ``"era10"``, numeric strings by value, dates in
+        time); ``labels[codes]`` gives back the input.
     """
+    if isinstance(eras, EncodedEras):
+        if len(eras) != n_samples:
+            raise ValueError(
+                f"{name} has {len(eras)} labels but X has {n_samples} rows; "
+                "give exactly one era label per row."
+            )
+        return eras.codes, eras.labels
     arr = np.asarray(eras)
     if arr.ndim != 1:
         raise ValueError(
@@ -50,11 +112,78 @@ def check_eras(eras, n_samples, name="eras"):
                 f"{name} labels cannot be compared with each other ({exc}); "
                 "use labels of one type."
             ) from None
-        return codes.astype(np.int32).ravel(), labels
+        return _in_natural_order(codes.astype(np.int32).ravel(), labels)
+    elif arr.dtype.kind == "M":
+        if np.isnat(arr).any():
+            raise ValueError(f"{name} contains NaT; every row needs an era label.")
     elif arr.dtype.kind not in "iubUS":
         raise ValueError(f"{name} has unsupported dtype {arr.dtype}.")
     labels, codes = np.unique(arr, return_inverse=True)
-    return codes.astype(np.int32).ravel(), labels
+    return _in_natural_order(codes.astype(np.int32).ravel(), labels)
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def _natural_key(text):
+    """Sort key of a string: runs of digits compare as numbers.
+
+    ``"era2" < "era10"``; each part is tagged so that numbers and text never
+    compare with each other.
+    """
+    return tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part)
+        for part in _DIGITS.split(text)
+    )
+
+
+def natural_order(labels):
+    """The permutation that puts distinct era labels in their natural order.
+
+    Numbers and dates keep their own order. Strings that all read as numbers
+    (``"9"``, ``"10"``, ``"1e3"``) are ordered by value; other strings
+    naturally, runs of digits compared as numbers (``"era2"`` before
+    ``"era10"``; ISO dates such as ``"2024-01-31"`` stay in time order).
+    Other objects (pandas Periods, Timestamps...) keep their sorted order.
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_eras,)
+        Distinct labels, sorted (``np.unique``).
+
+    Returns
+    -------
+    order : ndarray of intp, shape (n_eras,)
+    """
+    identity = np.arange(labels.size)
+    if labels.dtype.kind not in "USO":
+        return identity
+    if labels.dtype.kind == "S":
+        texts = [v.decode("utf-8", "replace") for v in labels]
+    elif all(isinstance(v, str) for v in labels):
+        texts = list(labels)
+    else:
+        return identity
+    try:
+        values = np.array([float(t) for t in texts])
+    except ValueError:
+        values = None
+    if values is not None and not np.isnan(values).any():
+        return np.argsort(values, kind="stable")
+    return np.array(
+        sorted(identity, key=lambda i: (_natural_key(texts[i]), texts[i])),
+        dtype=np.intp,
+    )
+
+
+def _in_natural_order(codes, labels):
+    """Renumber codes so that code order is the labels' natural order."""
+    order = natural_order(labels)
+    if np.array_equal(order, np.arange(labels.size)):
+        return codes, labels
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[codes].astype(np.int32), labels[order]
 
 
 def era_train_val_split(codes, validation_fraction, random_state, y=None, n_trials=50):

@@ -1,37 +1,53 @@
 """Per-era gradient histograms.
 
-A node's histograms live in one flat array of ``hist_t`` laid out feature by
-feature, then era by era, then bin by bin::
+A node's histograms live in one flat byte buffer, laid out feature by
+feature; feature ``f`` owns the cells ``offsets[f] .. offsets[f + 1] - 1``,
+bin by bin, then era by era::
 
-    cell(f, e, b) = offsets[f] + e * n_bins[f] + b
+    cell(f, b, e) = offsets[f] + b * rows + e
 
+``rows`` is ``n_eras + 1`` with several eras: after the eras, ``e = n_eras``
+holds the pooled histogram (the sum over eras), filled while the era cells
+are still in cache and carried by the subtraction like any other cell, so
+the split scan reads each block only once. Without eras ``rows`` is 1.
 ``n_bins[f]`` is the feature's real number of bins (its non-missing bins plus
 one missing-value bin), so a 5-valued feature costs 6 cells per era, not 256.
-With more than one era, each feature's block ends with one more row, ``e =
-n_eras``: the pooled histogram (the sum over eras), filled while the era rows
-are still in cache and carried by the subtraction like any other row, so the
-split scan reads each block only once.
+The eras of a bin are contiguous: the split scan adds a bin to the sums of
+all eras in one vectorised pass.
+
+A block stores its cells as arrays (``block_t`` and ``hist_block`` in
+``_common.pxd``): the gradient sums (8 bytes a cell), the hessian sums (8
+bytes, only when the hessians are not constant: constant hessians are the
+row counts times the constant), then the row counts (4 bytes). A cell costs
+12 bytes with constant hessians (squared error without weights), else 20.
+
 Each thread fills whole features (its own region). The rows of a node are
 kept grouped by era, so a run of rows of one era writes to the ``n_bins[f]``
-contiguous cells of that era only.
+cells of that era only, and the next era's run to their neighbours.
 """
 from cython.parallel import prange
 from libc.string cimport memset
 import numpy as np
 
-from ._common cimport (hist_t, G_t, BIN_t, uint32_t, int32_t, int64_t,
-                       ONE_THREAD_BELOW)
+from ._common cimport (block_t, hist_block, cell_bytes, G_t, BIN_t, uint8_t,
+                       uint32_t, int32_t, int64_t, ONE_THREAD_BELOW,
+                       CELLS_ONE_THREAD_BELOW)
+
+cdef enum:
+    # the eras' runs of a node are short when they average fewer rows
+    # (``_one_feature``)
+    SHORT_RUNS = 32
 
 
 def histogram_layout(const uint32_t[::1] n_bins, int n_eras):
-    """Offsets of each feature's block; the last entry is the total size.
+    """Offsets of each feature's block, in cells; the last entry is the
+    number of cells of a histogram.
 
-    A block has ``n_eras`` rows of ``n_bins[f]`` cells, plus the pooled row
+    A block has ``n_bins[f]`` bins of ``n_eras`` cells, plus the pooled cell
     when ``n_eras > 1``, then padding up to a multiple of 16 cells with at
-    least 4 unused cells (80 bytes): two threads filling neighbouring
-    features never write to the same cache line (without it, the 120-byte
-    blocks of 5-valued features share lines and the threads stall each
-    other).
+    least 4 unused cells: every block starts on a cache line (16 cells are
+    192 or 320 bytes), so two threads filling neighbouring features never
+    write to the same line.
     """
     cdef Py_ssize_t f, p = n_bins.shape[0]
     cdef int64_t rows = n_eras + 1 if n_eras > 1 else 1
@@ -70,6 +86,47 @@ def era_runs(const uint32_t[::1] sample_indices, const int32_t[::1] era_codes):
     return eras[:k].copy(), starts[:k].copy(), starts[1:k + 1].copy()
 
 
+cdef inline void fill_rows(double *g, double *h, uint32_t *c, int64_t stride,
+                           const BIN_t[::1] col, const uint32_t[::1] rows,
+                           const int32_t *era, const G_t[::1] grad,
+                           const G_t[::1] hess, Py_ssize_t lo, Py_ssize_t hi,
+                           bint const_h, bint root) noexcept nogil:
+    """Add the rows lo .. hi - 1 (positions in ``rows``; themselves with
+    ``root``) to the cells ``g[b * stride + era[i]]``, ``h``, ``c`` of
+    their bins b (``era`` NULL: no era offset). The conditions do not
+    change in the loop: the compiler makes one loop for each case."""
+    cdef Py_ssize_t i
+    cdef int64_t b
+    for i in range(lo, hi):
+        b = (col[i] if root else col[rows[i]]) * stride
+        if era != NULL:
+            b = b + era[i]
+        g[b] += grad[i]
+        if not const_h:
+            h[b] += hess[i]
+        c[b] += 1
+
+
+cdef inline double lane_sum(const double *x, int64_t m) noexcept nogil:
+    """x[0] + ... + x[m-1] in four interleaved partial sums (element i in
+    lane i mod 4, lanes combined as (l0 + l1) + (l2 + l3)): vectorised."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef int64_t i = 0
+    while i + 4 <= m:
+        s0 += x[i]
+        s1 += x[i + 1]
+        s2 += x[i + 2]
+        s3 += x[i + 3]
+        i += 4
+    if i < m:
+        s0 += x[i]
+    if i + 1 < m:
+        s1 += x[i + 1]
+    if i + 2 < m:
+        s2 += x[i + 2]
+    return (s0 + s1) + (s2 + s3)
+
+
 cdef class HistogramBuilder:
     """Builds per-era histograms of the gradients for the nodes of one tree.
 
@@ -87,8 +144,12 @@ cdef class HistogramBuilder:
     gradients, hessians : ndarray of float32
         ``hessians`` may have shape (1,) when they are constant.
     n_threads : int
+
+    Attributes
+    ----------
+    nbytes : int
+        Bytes of one histogram (:meth:`empty` allocates one).
     """
-    cdef public object X_binned_arr
     cdef const BIN_t[::1, :] X_binned
     cdef const uint32_t[::1] n_bins
     cdef const int64_t[::1] offsets
@@ -98,15 +159,16 @@ cdef class HistogramBuilder:
     cdef const G_t[::1] hessians
     cdef G_t[::1] ordered_gradients
     cdef G_t[::1] ordered_hessians
+    cdef int32_t[::1] ordered_eras
     cdef public bint hessians_are_constant
     cdef public int n_threads
-    cdef public Py_ssize_t size
+    cdef public Py_ssize_t size      # cells of a histogram
+    cdef public Py_ssize_t nbytes    # bytes of a histogram
     cdef object _zero_run      # era and start of the single run without eras
     cdef int n_features
 
     def __init__(self, X_binned, n_bins, offsets, int n_eras, era_codes,
                  gradients, hessians, int n_threads):
-        self.X_binned_arr = X_binned
         self.X_binned = X_binned
         self.n_bins = n_bins
         self.offsets = offsets
@@ -120,8 +182,11 @@ cdef class HistogramBuilder:
         self.hessians_are_constant = hessians.shape[0] == 1
         self.ordered_gradients = np.empty_like(gradients)
         self.ordered_hessians = np.empty_like(hessians)
+        self.ordered_eras = np.empty(X_binned.shape[0] if n_eras > 1 else 1,
+                                     dtype=np.int32)
         self.n_threads = n_threads
         self.size = offsets[-1]
+        self.nbytes = self.size * cell_bytes(self.hessians_are_constant)
         self._zero_run = np.zeros(1, dtype=np.int64)
 
     @property
@@ -129,13 +194,37 @@ cdef class HistogramBuilder:
         """The hessian of every row when they are constant."""
         return float(self.hessians[0])
 
+    def empty(self):
+        """A new, uninitialised histogram buffer (bytes, 64-byte aligned)."""
+        raw = np.empty(self.nbytes + 64, dtype=np.uint8)
+        start = (-raw.ctypes.data) % 64
+        return raw[start:start + self.nbytes]
+
+    def block(self, const uint8_t[::1] hist, int f):
+        """Views of feature f's block: arrays ``g``, ``h`` (None when the
+        hessians are constant) and ``n`` of shape (rows, n_bins[f]): the
+        eras, then the pooled sums when there are several eras."""
+        cdef int64_t rows = self.n_eras + 1 if self.n_eras > 1 else 1
+        cdef int64_t nb = self.n_bins[f], cells = self.offsets[f + 1] - self.offsets[f]
+        cdef int64_t start = self.offsets[f] * cell_bytes(self.hessians_are_constant)
+        cdef int64_t n_dbl = 1 if self.hessians_are_constant else 2
+        arr = np.asarray(hist)
+        g = arr[start:start + 8 * cells].view(np.float64)
+        n = arr[start + 8 * n_dbl * cells:start + (8 * n_dbl + 4) * cells]
+        h = None
+        if not self.hessians_are_constant:
+            h = arr[start + 8 * cells:start + 16 * cells].view(np.float64)
+            h = h[:rows * nb].reshape(nb, rows).T
+        return {"g": g[:rows * nb].reshape(nb, rows).T, "h": h,
+                "n": n.view(np.uint32)[:rows * nb].reshape(nb, rows).T}
+
     def update_gradients(self, gradients, hessians):
         """Point the builder at new gradient arrays (same shapes)."""
         self.gradients = gradients
         self.hessians = hessians
 
     def compute_brute(self, const uint32_t[::1] sample_indices,
-                      hist_t[::1] out,
+                      uint8_t[::1] out,
                       const uint32_t[::1] features,
                       bint root=False):
         """Fill ``out`` with the histograms of the rows ``sample_indices``.
@@ -147,6 +236,9 @@ cdef class HistogramBuilder:
         cdef int k, n_feat = features.shape[0], f
         cdef bint use_eras = self.n_eras > 1
         cdef const int64_t[::1] run_era, run_start, run_stop
+        if out.shape[0] < self.nbytes:
+            raise ValueError(f"histogram buffer of {out.shape[0]} bytes, "
+                             f"{self.nbytes} needed")
         if use_eras:
             r_era, r_start, r_stop = era_runs(sample_indices, self.era_codes)
         else:
@@ -174,11 +266,16 @@ cdef class HistogramBuilder:
             grad = self.ordered_gradients
             if not const_h:
                 hess = self.ordered_hessians
+        if use_eras:
+            with nogil:
+                for i in prange(n, schedule='static', num_threads=nt):
+                    self.ordered_eras[i] = self.era_codes[
+                        i if root else sample_indices[i]]
         with nogil:
             for k in prange(n_feat, schedule='dynamic', num_threads=nt):
                 f = features[k]
                 self._one_feature(f, sample_indices, grad, hess, const_h, root,
-                                  run_era, run_start, run_stop, n_runs, out)
+                                  run_era, run_start, run_stop, n_runs, &out[0])
 
     cdef void _one_feature(self, int f, const uint32_t[::1] rows,
                            const G_t[::1] grad, const G_t[::1] hess,
@@ -186,63 +283,86 @@ cdef class HistogramBuilder:
                            const int64_t[::1] run_era,
                            const int64_t[::1] run_start,
                            const int64_t[::1] run_stop, int n_runs,
-                           hist_t[::1] out) noexcept nogil:
+                           uint8_t *out) noexcept nogil:
+        """Feature f's block: the rows into their eras' cells (one per bin,
+        ``R`` apart), then the pooled cells.
+
+        An era's long run of rows is first summed in a small per-bin buffer
+        (in L1 cache), then written to the era's cells: its rows do not each
+        touch a different cache line of the block. When the runs are short,
+        the rows go straight to their cells, in one loop."""
         cdef const BIN_t[::1] col = self.X_binned[:, f]
-        cdef int64_t base = self.offsets[f]
-        cdef hist_t *h
-        cdef Py_ssize_t i, r
+        cdef block_t blk = hist_block(out, &self.offsets[0], f, const_h)
+        cdef int64_t cells = self.offsets[f + 1] - self.offsets[f]
+        cdef int64_t R = self.n_eras + 1 if self.n_eras > 1 else 1, e, j
+        cdef Py_ssize_t r, lo, hi
         cdef unsigned int b
         cdef unsigned int nb = self.n_bins[f]
-        cdef int e
-        cdef hist_t *pooled
-        memset(&out[base], 0, (self.offsets[f + 1] - base) * sizeof(hist_t))
+        cdef uint32_t cnt
+        # one era's sums, by bin
+        cdef double sg[256]
+        cdef double sh[256]
+        cdef uint32_t sn[256]
+        memset(blk.g, 0, cells * cell_bytes(const_h))
+        memset(sg, 0, nb * sizeof(double))
+        memset(sh, 0, nb * sizeof(double))
+        memset(sn, 0, nb * sizeof(uint32_t))
+        if R > 1 and rows.shape[0] < SHORT_RUNS * n_runs:
+            # short runs: one loop over the rows, each with its era
+            fill_rows(blk.g, blk.h, blk.n, R, col, rows, &self.ordered_eras[0],
+                      grad, hess, 0, rows.shape[0], const_h, root)
+            n_runs = 0
         for r in range(n_runs):
-            h = &out[base + run_era[r] * self.n_bins[f]]
-            if root:
-                if const_h:
-                    for i in range(run_start[r], run_stop[r]):
-                        b = col[i]
-                        h[b].g += grad[i]
-                        h[b].n += 1
-                else:
-                    for i in range(run_start[r], run_stop[r]):
-                        b = col[i]
-                        h[b].g += grad[i]
-                        h[b].h += hess[i]
-                        h[b].n += 1
-            else:
-                if const_h:
-                    for i in range(run_start[r], run_stop[r]):
-                        b = col[rows[i]]
-                        h[b].g += grad[i]
-                        h[b].n += 1
-                else:
-                    for i in range(run_start[r], run_stop[r]):
-                        b = col[rows[i]]
-                        h[b].g += grad[i]
-                        h[b].h += hess[i]
-                        h[b].n += 1
-        if self.n_eras > 1:
-            # the pooled row: eras summed in order, while they are in cache
-            pooled = &out[base + <int64_t>self.n_eras * nb]
-            for e in range(self.n_eras):
-                h = &out[base + <int64_t>e * nb]
+            lo = run_start[r]
+            hi = run_stop[r]
+            e = run_era[r]
+            if R == 1 or 4 * (hi - lo) < nb:
+                fill_rows(blk.g + e, blk.h + e if not const_h else NULL, blk.n + e,
+                          R, col, rows, NULL, grad, hess, lo, hi, const_h, root)
+                continue
+            fill_rows(sg, sh, sn, 1, col, rows, NULL, grad, hess, lo, hi, const_h,
+                      root)
+            for b in range(nb):
+                j = b * R + e
+                blk.g[j] += sg[b]
+                blk.n[j] += sn[b]
+                sg[b] = 0.0
+                sn[b] = 0
+            if not const_h:
                 for b in range(nb):
-                    if h[b].n:
-                        pooled[b].g += h[b].g
-                        pooled[b].h += h[b].h
-                        pooled[b].n += h[b].n
+                    blk.h[b * R + e] += sh[b]
+                    sh[b] = 0.0
+        if R > 1:
+            # the pooled cells, bin by bin (no branch: empty cells are exact
+            # zeros)
+            for b in range(nb):
+                j = b * R
+                blk.g[j + R - 1] = lane_sum(blk.g + j, R - 1)
+                if not const_h:
+                    blk.h[j + R - 1] = lane_sum(blk.h + j, R - 1)
+                cnt = 0
+                for e in range(R - 1):
+                    cnt += blk.n[j + e]
+                blk.n[j + R - 1] = cnt
 
-    def compute_subtraction(self, hist_t[::1] parent, const hist_t[::1] sibling,
+    def compute_subtraction(self, uint8_t[::1] parent, const uint8_t[::1] sibling,
                             const uint32_t[::1] features):
         """parent -= sibling, in place, for the listed features."""
         cdef int k, n_feat = features.shape[0], f
-        cdef int64_t j
-        cdef int nt = self.n_threads if self.size >= ONE_THREAD_BELOW else 1
+        cdef int64_t j, cells
+        cdef bint const_h = self.hessians_are_constant
+        cdef block_t p, s
+        cdef int nt = self.n_threads if self.size >= CELLS_ONE_THREAD_BELOW else 1
         with nogil:
             for k in prange(n_feat, schedule='static', num_threads=nt):
                 f = features[k]
-                for j in range(self.offsets[f], self.offsets[f + 1]):
-                    parent[j].g = parent[j].g - sibling[j].g
-                    parent[j].h = parent[j].h - sibling[j].h
-                    parent[j].n = parent[j].n - sibling[j].n
+                cells = self.offsets[f + 1] - self.offsets[f]
+                p = hist_block(&parent[0], &self.offsets[0], f, const_h)
+                s = hist_block(&sibling[0], &self.offsets[0], f, const_h)
+                for j in range(cells):
+                    p.g[j] = p.g[j] - s.g[j]
+                for j in range(cells):
+                    p.n[j] = p.n[j] - s.n[j]
+                if not const_h:
+                    for j in range(cells):
+                        p.h[j] = p.h[j] - s.h[j]

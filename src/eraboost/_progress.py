@@ -1,7 +1,7 @@
 """Progress display and Ctrl-C handling of a training run on the command line.
 
-:class:`TrainingProgress` is the estimator's per-iteration hook
-(``_iteration_callback``, see ``BaseHistGradientBoosting._report_iteration``):
+:class:`TrainingProgress` is a per-iteration callback of ``fit``
+(:mod:`eraboost.callbacks`):
 it draws a progress bar (iterations, elapsed time, ETA, latest train and
 validation scores) and, while :meth:`TrainingProgress.catch_interrupt` is
 active, turns the first Ctrl-C (SIGINT) into a request to stop after the
@@ -84,8 +84,11 @@ class TrainingProgress:
             text += f", validation {val_score:.6g}"
         return text
 
-    def __call__(self, iteration, n_iter, train_score, val_score):
-        """Record one iteration; return True to ask the fit to stop."""
+    def __call__(self, info):
+        """Record one iteration (an ``IterationInfo``); return True to ask
+        the fit to stop."""
+        iteration, n_iter = info.iteration, info.max_iter
+        train_score, val_score = info.train_score, info.validation_score
         self.iterations = iteration
         self._state = (iteration, n_iter, train_score, val_score)
         now = perf_counter()

@@ -42,7 +42,7 @@ import numpy as np
 from libc.stdlib cimport malloc, free, calloc, qsort
 from libc.string cimport memcpy
 
-from ._common cimport (hist_t, BIN_t, uint8_t, uint32_t, int32_t, int64_t,
+from ._common cimport (block_t, hist_block, BIN_t, uint8_t, uint32_t, int32_t, int64_t,
                        in_bitset, set_bitset, ORIGINAL, ERA,
                        DIRECTIONAL, VALUE_VARIANCE, RATE_SPREAD,
                        ONE_THREAD_BELOW, ROWS_PER_THREAD)
@@ -58,10 +58,6 @@ cdef enum Constraint:
     OK = 0
     CONTINUE = 1         # this side is still too small: next candidate
     BREAK = 2            # the other side is too small: no more candidates
-
-
-cdef enum:
-    CHUNK = 8            # candidates whose per-era sums are gathered at once
 
 
 # Categories need a hessian sum of at least MIN_CAT_SUPPORT (in units of
@@ -98,10 +94,12 @@ cdef struct node_sums_t:
     double loss_node     # G * value (scikit-learn's gain)
     double lower         # bounds of the node's values (monotonic constraints)
     double upper
-    int M                # eras present in the node (1 on the pooled path)
-    const int32_t *present
-    const double *tg     # (M,) per-era totals of g, h, rows, and their score
-    const double *th
+    int E                # eras of the histogram (1 on the pooled path)
+    int M                # eras present in the node (rows in it)
+    const int32_t *present   # (M,) the present eras
+    const signed char *is_present  # (E,)
+    const double *tg     # (E,) per-era totals of g, h, rows, and their score
+    const double *th     # (0 for the eras absent from the node)
     const double *tn
     const double *ts
 
@@ -109,8 +107,9 @@ cdef struct node_sums_t:
 cdef struct scan_t:
     # one feature's block and one order of its bins
     int feature
-    const hist_t *base   # the block: era rows of nb bins, then the pooled row
-    const hist_t *pooled
+    block_t blk          # the block: nb bins of R cells (eras, then pooled)
+    int64_t R
+    int64_t pooled       # the pooled cell of bin 0 (cell of bin b: b * R + it)
     unsigned int nb
     unsigned int *seq    # seq[i]: the bin that joins the scanned side at step i
     int n_steps
@@ -135,25 +134,24 @@ cdef struct pooled_t:
 
 cdef struct era_scratch_t:
     # per-era work arrays of one feature's scan
-    int64_t *era_off     # (M,) offset of each present era's row in the block
-    double *rg           # (M,) scanned-side sums at the previous chunk's end
-    double *rh
-    double *rn
-    double *gains        # (M,) per-era gains of the current candidate
-    double *lg           # (M,) left sums, when the scanned side is the right
+    double *pg           # (E,) scanned-side sums at the previous candidate
+    double *ph
+    double *pn
+    double *qg           # (E,) scanned-side sums at the current candidate
+    double *qh
+    double *qn
+    double *gains        # (E,) per-era gains of the current candidate
+    double *gc           # (M,) the gains of the present eras
+    double *lg           # (E,) left sums, when the scanned side is the right
     double *lh
     double *ln
-    double *cr           # (M,) invariance penalty scratch
+    double *cr           # (E,) invariance penalty scratch
     signed char *ok
-    double *cg           # (CHUNK, stride): scanned-side sums of a chunk
-    double *ch
-    double *cn
-    size_t stride        # distance between two rows of cg, ch, cn
 
 
 cdef struct era_view_t:
     # one candidate's per-era sums and gains, for the scorer
-    const double *qg     # (M,) scanned-side sums
+    const double *qg     # (E,) scanned-side sums
     const double *qh
     const double *qn
     int dsum             # sum of the directions d_e (left against right)
@@ -172,36 +170,31 @@ cdef struct feature_scratch_t:
     unsigned int *seq    # (nb,) scan order
 
 
-cdef bint scratch_alloc(feature_scratch_t *fs, unsigned int nb, int M,
+cdef bint scratch_alloc(feature_scratch_t *fs, unsigned int nb, int E,
                         bint per_era) noexcept nogil:
-    """Work arrays for features of up to nb bins in a node of M eras."""
-    cdef size_t m = M if per_era else 0
-    cdef size_t stride = m + 8
+    """Work arrays for features of up to nb bins and E eras."""
+    cdef size_t m = E if per_era else 0
     cdef era_scratch_t *es = &fs.era
     fs.cands = <pooled_t *> malloc(nb * sizeof(pooled_t))
     fs.cats = <cat_info_t *> malloc(nb * sizeof(cat_info_t))
     fs.seq = <unsigned int *> malloc(nb * sizeof(unsigned int))
-    es.era_off = <int64_t *> malloc((m + 1) * sizeof(int64_t))
     es.ok = <signed char *> malloc(m + 1)
-    es.rg = <double *> malloc((8 * m + 3 * CHUNK * stride + 16) * sizeof(double))
+    es.pg = <double *> malloc((12 * m + 1) * sizeof(double))
     if (fs.cands == NULL or fs.cats == NULL or fs.seq == NULL
-            or es.era_off == NULL or es.ok == NULL or es.rg == NULL):
+            or es.ok == NULL or es.pg == NULL):
         scratch_free(fs)
         return False
-    es.rh = es.rg + m
-    es.rn = es.rg + 2 * m
-    es.gains = es.rg + 3 * m
-    es.lg = es.rg + 4 * m
-    es.lh = es.rg + 5 * m
-    es.ln = es.rg + 6 * m
-    es.cr = es.rg + 7 * m
-    # rows of cg, ch, cn are M + 8 apart (an odd number of cache lines when
-    # M is a power of two): stores to the CHUNK rows of one era do not all
-    # fall in the same cache set
-    es.stride = stride
-    es.cg = es.rg + 8 * m
-    es.ch = es.cg + CHUNK * stride + 8
-    es.cn = es.ch + CHUNK * stride + 8
+    es.ph = es.pg + m
+    es.pn = es.pg + 2 * m
+    es.qg = es.pg + 3 * m
+    es.qh = es.pg + 4 * m
+    es.qn = es.pg + 5 * m
+    es.gains = es.pg + 6 * m
+    es.lg = es.pg + 7 * m
+    es.lh = es.pg + 8 * m
+    es.ln = es.pg + 9 * m
+    es.cr = es.pg + 10 * m
+    es.gc = es.pg + 11 * m
     return True
 
 
@@ -209,15 +202,13 @@ cdef void scratch_free(feature_scratch_t *fs) noexcept nogil:
     free(fs.cands)
     free(fs.cats)
     free(fs.seq)
-    free(fs.era.era_off)
     free(fs.era.ok)
-    free(fs.era.rg)
+    free(fs.era.pg)
     fs.cands = NULL
     fs.cats = NULL
     fs.seq = NULL
-    fs.era.era_off = NULL
     fs.era.ok = NULL
-    fs.era.rg = NULL
+    fs.era.pg = NULL
 
 
 cdef int cmp_cat_info(const void *a, const void *b) noexcept nogil:
@@ -377,7 +368,7 @@ cdef class Splitter:
             is_categorical = np.zeros(len(n_bins), dtype=np.uint8)
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.uint8)
 
-    def find_node_split(self, unsigned int n_samples, const hist_t[::1] hist,
+    def find_node_split(self, unsigned int n_samples, const uint8_t[::1] hist,
                         double sum_gradients, double sum_hessians, double value,
                         double lower_bound, double upper_bound,
                         const uint32_t[::1] features, const uint8_t[::1] sampled):
@@ -386,50 +377,54 @@ cdef class Splitter:
         Returns a :class:`SplitInfo`; ``found`` is False when no candidate is
         eligible.
         """
-        cdef int n_feat = features.shape[0], k, best = 0, M = 0, e, f0, i, nt, t
+        cdef int n_feat = features.shape[0], k, best = 0, M = 0, e, f0, nt, t
+        cdef int E = self.n_eras if self.per_era else 1
         cdef bint ok = True
-        cdef int n_rows = max(self.n_eras, 1)
         cdef split_t *infos = <split_t *> calloc(max(n_feat, 1), sizeof(split_t))
-        cdef int32_t *present = <int32_t *> malloc(n_rows * sizeof(int32_t))
+        cdef int32_t *present = <int32_t *> malloc(E * sizeof(int32_t))
+        cdef signed char *is_present = <signed char *> calloc(E, 1)
         # per-era totals of the node: g, h, rows, score
-        cdef double *tot = <double *> calloc(4 * n_rows, sizeof(double))
-        cdef const hist_t *c
-        cdef uint32_t cnt
+        cdef double *tot = <double *> calloc(4 * E, sizeof(double))
+        cdef block_t blk
+        cdef int64_t cell, R = self.n_eras + 1
         cdef unsigned int b, nb0
         cdef node_sums_t nd
         # one scratch per thread
         cdef feature_scratch_t *fss = <feature_scratch_t *> calloc(
             max(self.n_threads, 1), sizeof(feature_scratch_t))
-        if infos == NULL or present == NULL or tot == NULL or fss == NULL:
+        if (infos == NULL or present == NULL or is_present == NULL or tot == NULL
+                or fss == NULL):
             free(infos)
             free(present)
+            free(is_present)
             free(tot)
             free(fss)
             raise MemoryError()
         try:
             with nogil:
-                # Eras present in the node: those with rows in the first feature.
+                # The eras' totals in the node (every feature's histogram
+                # holds the same rows): the first feature's bins, in order.
+                # The eras present are those with rows.
                 if self.per_era and n_feat > 0:
                     f0 = features[0]
                     nb0 = self.n_bins[f0]
-                    for e in range(self.n_eras):
-                        cnt = 0
-                        for b in range(nb0):
-                            cnt = cnt + hist[self.offsets[f0] + e * nb0 + b].n
-                        if cnt > 0:
+                    blk = hist_block(&hist[0], &self.offsets[0], f0, self.const_h)
+                    for b in range(nb0):
+                        for e in range(E):
+                            cell = b * R + e
+                            tot[e] += blk.g[cell]
+                            tot[E + e] += (<double>blk.n[cell] if self.const_h
+                                           else blk.h[cell])
+                            tot[2 * E + e] += blk.n[cell]
+                    for e in range(E):
+                        tot[3 * E + e] = score(tot[e], tot[E + e], self.lam)
+                        if tot[2 * E + e] > 0:
+                            is_present[e] = 1
                             present[M] = e
                             M = M + 1
-                    # their totals (every feature's histogram holds the same rows)
-                    for i in range(M):
-                        for b in range(nb0):
-                            c = &hist[self.offsets[f0] + present[i] * nb0 + b]
-                            if c.n:
-                                tot[i] += c.g
-                                tot[M + i] += (<double>c.n) if self.const_h else c.h
-                                tot[2 * M + i] += c.n
-                        tot[3 * M + i] = score(tot[i], tot[M + i], self.lam)
                 else:
                     present[0] = 0
+                    is_present[0] = 1
                     M = 1
                 nd.n_samples = n_samples
                 nd.G = sum_gradients
@@ -437,17 +432,19 @@ cdef class Splitter:
                 nd.loss_node = sum_gradients * value
                 nd.lower = lower_bound
                 nd.upper = upper_bound
+                nd.E = E
                 nd.M = M
                 nd.present = present
+                nd.is_present = is_present
                 nd.tg = tot
-                nd.th = tot + M
-                nd.tn = tot + 2 * M
-                nd.ts = tot + 3 * M
+                nd.th = tot + E
+                nd.tn = tot + 2 * E
+                nd.ts = tot + 3 * E
                 nt = (self.n_threads
                       if self.offsets[self.offsets.shape[0] - 1] >= ONE_THREAD_BELOW
                       else 1)
                 for t in range(nt):
-                    ok = ok and scratch_alloc(&fss[t], self.max_nb, M, self.per_era)
+                    ok = ok and scratch_alloc(&fss[t], self.max_nb, E, self.per_era)
                 if ok:
                     for k in prange(n_feat, schedule='dynamic', num_threads=nt):
                         infos[k].sc.found = 0
@@ -468,6 +465,7 @@ cdef class Splitter:
             free(fss)
             free(infos)
             free(present)
+            free(is_present)
             free(tot)
 
     cdef object _make_info(self, split_t *s, unsigned int n_samples,
@@ -500,7 +498,7 @@ cdef class Splitter:
             info.priority = (s.sc.dnum / <double>M if M else 0.0, info.crit)
         return info
 
-    cdef void _scan_feature(self, int f, const hist_t[::1] hist,
+    cdef void _scan_feature(self, int f, const uint8_t[::1] hist,
                             const node_sums_t *nd, feature_scratch_t *fs,
                             split_t *out) noexcept nogil:
         """The best split of feature f: both numeric scans, or the two
@@ -519,13 +517,11 @@ cdef class Splitter:
             return
         s.feature = f
         s.nb = nb
-        s.base = &hist[self.offsets[f]]
-        # the block's pooled row (see _histogram.pyx)
-        s.pooled = s.base + (self.n_eras * <int64_t>nb if self.n_eras > 1 else 0)
+        s.blk = hist_block(&hist[0], &self.offsets[0], f, self.const_h)
+        # the block's pooled cells (see _histogram.pyx)
+        s.R = self.n_eras + 1 if self.n_eras > 1 else 1
+        s.pooled = s.R - 1
         s.seq = fs.seq
-        if self.per_era:
-            for i in range(nd.M):
-                fs.era.era_off[i] = nd.present[i] * <int64_t>nb
         if self.is_categorical[f]:
             self._scan_categorical(&s, fs, nd, miss, out)
         else:
@@ -570,10 +566,12 @@ cdef class Splitter:
         cdef cat_info_t *cats = fs.cats
         # bins 0 .. nbnm - 1 are the categories, bin nbnm the missing values
         for b in range(nbnm + miss):
-            hb = s.pooled[b].n if self.const_h else s.pooled[b].h
+            hb = (s.blk.n[b * s.R + s.pooled] if self.const_h
+                  else s.blk.h[b * s.R + s.pooled])
             if hb * support >= MIN_CAT_SUPPORT:
                 cats[n_used].bin = <BIN_t>b
-                cats[n_used].value = s.pooled[b].g / (hb + MIN_CAT_SUPPORT)
+                cats[n_used].value = (s.blk.g[b * s.R + s.pooled]
+                                      / (hb + MIN_CAT_SUPPORT))
                 n_used = n_used + 1
         if n_used <= 1:
             return
@@ -636,27 +634,32 @@ cdef class Splitter:
         cdef bint open_ = False, changed = False
         cdef unsigned int label, nS = 0
         cdef double GS = 0.0, HS = 0.0
-        cdef const hist_t *c
+        cdef int64_t c
+        cdef uint32_t cn
         cdef Constraint st
         cdef pooled_t p
         cdef score_t sc
         # locals: the stores below could alias the fields of s, nd, self
-        cdef const hist_t *pooled = s.pooled
+        cdef const double *pg = s.blk.g + s.pooled
+        cdef const double *ph = s.blk.h + s.pooled if s.blk.h != NULL else NULL
+        cdef const uint32_t *pn = s.blk.n + s.pooled
         cdef const unsigned int *seq = s.seq
         cdef unsigned int shift = s.shift, n = nd.n_samples
         cdef bint by_step = s.label_is_step, left = s.scanned_is_left
         cdef bint const_h = self.const_h
         cdef double G = nd.G, H = nd.H
+        cdef int64_t R = s.R
         for i in range(s.n_steps):
-            c = &pooled[seq[i]]
+            c = seq[i] * R
+            cn = pn[c]
             label = i if by_step else seq[i] - shift
-            if per_era and c.n == 0:
+            if per_era and cn == 0:
                 if open_ and label < fs.cands[K - 1].label:
                     fs.cands[K - 1].label = label
                 continue
-            nS = nS + c.n
-            HS = HS + ((<double>c.n) if const_h else c.h)
-            GS = GS + c.g
+            nS = nS + cn
+            HS = HS + ((<double>cn) if const_h else ph[c])
+            GS = GS + pg[c]
             st = self._constraints(nS, n - nS, HS, H - HS)
             if st == CONTINUE:
                 open_ = False
@@ -695,77 +698,82 @@ cdef class Splitter:
                              split_t *best) noexcept nogil:
         """Score the K candidates of one order from the per-era sums.
 
-        For a chunk of candidates, each candidate's per-era scanned-side
-        sums are the previous candidate's plus the bins in between, added
-        for all eras at once (independent eras, no branch); then candidate
-        by candidate the gains of all eras come from one dense loop
-        (``era_gains``) and the candidate is scored."""
+        A candidate's per-era scanned-side sums are the previous
+        candidate's plus the bins in between, the cells of all eras of a
+        bin being contiguous (one vectorised pass; the eras absent from the
+        node add zeros); then the gains of all eras come from one dense loop
+        (``era_gains``) and the candidate is scored. With constant hessians
+        the hessian sums are the row counts: one array serves both."""
         cdef era_scratch_t *es = &fs.era
         cdef const pooled_t *cands = fs.cands
-        cdef int M = nd.M, i, k, k0, k1, step = 0
-        cdef bint const_h = self.const_h, changed = False
-        cdef const hist_t *c
-        cdef const hist_t *base = s.base
-        cdef const double *pg
-        cdef const double *ph
-        cdef const double *pn
-        cdef double *qg
-        cdef double *qh
-        cdef double *qn
-        cdef size_t row
+        cdef int E = nd.E, i, k, step = 0
+        cdef bint const_h = self.const_h, changed = False, first
+        cdef int64_t c
+        cdef const double *bg
+        cdef const double *bh
+        cdef const uint32_t *bn
+        cdef double *pg = es.pg
+        cdef double *ph = es.ph
+        cdef double *pn = es.pn
+        cdef double *qg = es.qg
+        cdef double *qh = es.qh
+        cdef double *qn = es.qn
+        cdef double *t
         cdef era_view_t ev
         cdef score_t sc
-        for i in range(M):
-            es.rg[i] = 0.0
-            es.rh[i] = 0.0
-            es.rn[i] = 0.0
-        k0 = 0
-        while k0 < K:
-            k1 = min(K, k0 + CHUNK)
-            for k in range(k0, k1):
-                row = (k - k0) * es.stride
-                qg = es.cg + row
-                qh = es.ch + row
-                qn = es.cn + row
-                if k == k0:
-                    pg = es.rg
-                    ph = es.rh
-                    pn = es.rn
+        if const_h:
+            ph = pn
+            qh = qn
+        for i in range(E):
+            pg[i] = 0.0
+            ph[i] = 0.0
+            pn[i] = 0.0
+        for k in range(K):
+            first = True
+            while step <= cands[k].step:
+                c = s.seq[step] * s.R
+                bg = s.blk.g + c
+                bn = s.blk.n + c
+                bh = s.blk.h + c if not const_h else NULL
+                if first:
+                    for i in range(E):
+                        qg[i] = pg[i] + bg[i]
+                        qn[i] = pn[i] + <int32_t>bn[i]
+                    if not const_h:
+                        for i in range(E):
+                            qh[i] = ph[i] + bh[i]
                 else:
-                    pg = qg - es.stride
-                    ph = qh - es.stride
-                    pn = qn - es.stride
-                for i in range(M):
-                    qg[i] = pg[i]
-                    qh[i] = ph[i]
-                    qn[i] = pn[i]
-                while step <= cands[k].step:
-                    for i in range(M):
-                        c = base + es.era_off[i] + s.seq[step]
-                        qg[i] += c.g
-                        qh[i] += (<double>c.n) if const_h else c.h
-                        qn[i] += c.n
-                    step = step + 1
-            row = (k1 - 1 - k0) * es.stride
-            memcpy(es.rg, es.cg + row, M * sizeof(double))
-            memcpy(es.rh, es.ch + row, M * sizeof(double))
-            memcpy(es.rn, es.cn + row, M * sizeof(double))
-            for k in range(k0, k1):
-                row = (k - k0) * es.stride
-                ev.qg = es.cg + row
-                ev.qh = es.ch + row
-                ev.qn = es.cn + row
-                ev.dsum = era_gains(ev.qg, ev.qh, ev.qn, nd.tg, nd.th, nd.tn,
-                                    nd.ts, self.lam, M, es.gains, &ev.gsum)
-                if not s.scanned_is_left:
-                    ev.dsum = -ev.dsum
-                sc = self._score(s, &cands[k], nd, &ev, es)
-                if better(&sc, &best.sc, self.split_type) or (
-                        s.ties_to_later and sc.found
-                        and not better(&best.sc, &sc, self.split_type)):
-                    keep(best, s, &cands[k], &sc)
-                    changed = True
-            k0 = k1
+                    for i in range(E):
+                        qg[i] += bg[i]
+                        qn[i] += <int32_t>bn[i]
+                    if not const_h:
+                        for i in range(E):
+                            qh[i] += bh[i]
+                first = False
+                step = step + 1
+            ev.qg = qg
+            ev.qh = qh
+            ev.qn = qn
+            ev.dsum = era_gains(qg, qh, qn, nd.tg, nd.th, nd.tn, nd.ts, self.lam,
+                                E, es.gains, &ev.gsum)
+            if not s.scanned_is_left:
+                ev.dsum = -ev.dsum
+            sc = self._score(s, &cands[k], nd, &ev, es)
+            if better(&sc, &best.sc, self.split_type) or (
+                    s.ties_to_later and sc.found
+                    and not better(&best.sc, &sc, self.split_type)):
+                keep(best, s, &cands[k], &sc)
+                changed = True
+            # this candidate's sums are the next one's start
+            t = pg
+            pg = qg
+            qg = t
+            t = ph
+            ph = qh
+            qh = t
+            t = pn
+            pn = qn
+            qn = t
         return changed
 
     cdef inline score_t _score(self, const scan_t *s, const pooled_t *p,
@@ -779,7 +787,7 @@ cdef class Splitter:
         ``split_type`` minus the invariance penalty."""
         cdef double GL = p.GL, HL = p.HL, GR = p.GR, HR = p.HR
         cdef double vL, vR, m = self.min_per_era
-        cdef int i, M = nd.M
+        cdef int i, e, M = nd.M, E = nd.E
         cdef const double *lg
         cdef const double *lh
         cdef const double *ln
@@ -790,7 +798,8 @@ cdef class Splitter:
         c.crit = 0.0
         if ev != NULL and self.min_per_era:
             for i in range(M):
-                if ev.qn[i] < m or nd.tn[i] - ev.qn[i] < m:
+                e = nd.present[i]
+                if ev.qn[e] < m or nd.tn[e] - ev.qn[e] < m:
                     return c
         vL = node_value(GL, HL, nd.lower, nd.upper, self.lam)
         vR = node_value(GR, HR, nd.lower, nd.upper, self.lam)
@@ -811,28 +820,31 @@ cdef class Splitter:
         if self.split_type == ORIGINAL:
             c.crit = c.gain
         elif self.alpha == 0.0:
-            c.crit = ev.gsum / M
+            c.crit = ev.gsum / M  # the absent eras' gains are zeros
         else:
-            c.crit = boltzmann(es.gains, M, self.alpha)
+            for i in range(M):
+                es.gc[i] = es.gains[nd.present[i]]
+            c.crit = boltzmann(es.gc, M, self.alpha)
         if self.irf_penalty > 0.0:
             if s.scanned_is_left:
                 lg = ev.qg
                 lh = ev.qh
                 ln = ev.qn
             else:
-                for i in range(M):
+                for i in range(E):
                     es.lg[i] = nd.tg[i] - ev.qg[i]
                     es.lh[i] = nd.th[i] - ev.qh[i]
                     es.ln[i] = nd.tn[i] - ev.qn[i]
                 lg = es.lg
                 lh = es.lh
                 ln = es.ln
+            # over the eras of the node (absent eras have no rows)
             if self.irf_kind == VALUE_VARIANCE:
                 c.crit -= self.irf_penalty * (HL + HR) * value_change_variance(
-                    lg, lh, ln, nd.tg, nd.th, M, self.lam, es.cr, es.ok)
+                    lg, lh, ln, nd.tg, nd.th, E, self.lam, es.cr, es.ok)
             else:
                 c.crit -= self.irf_penalty * 0.5 * (HL + HR) * rate_spread(
-                    lg, lh, nd.tg, nd.th, M)
+                    lg, lh, nd.tg, nd.th, nd.is_present, E)
         if self.split_type == DIRECTIONAL:
             c.found = 1
         else:

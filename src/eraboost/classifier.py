@@ -116,6 +116,23 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
         at least this many rows on each side of a split. With
         ``split_type='era'`` and ``boltzmann_alpha=-np.inf``, the TRT's
         worst-period criterion; with ``boltzmann_alpha=0`` its average one.
+    colsample_bytree : float in (0, 1], default=1.0
+        Share of the features each tree may split on, drawn afresh for each
+        tree (LightGBM's ``feature_fraction``).
+    subsample : float in (0, 1], default=1.0
+        Share of the training rows each iteration grows its trees on (the
+        class trees of an iteration share them), drawn without replacement.
+    era_subsample : float in (0, 1], default=1.0
+        Share of the training eras each iteration grows its trees on (whole
+        eras). Needs eras.
+    keep_best_iteration : bool, default=False
+        With early stopping, keep the model at its best score instead of the
+        last iteration.
+
+    The draws, their counts and how they combine with ``max_features`` are
+    those of :class:`~eraboost.HistGradientBoostingRegressor`: seeded by
+    ``random_state``, the same whatever the number of threads, and nothing
+    drawn at the defaults.
 
     Attributes
     ----------
@@ -132,6 +149,8 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
     n_eras_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray of str
+    best_iteration_ : int
+        The iterations kept, with ``keep_best_iteration=True``.
     feature_importances_ : ndarray of shape (n_features_in_,)
         Pooled split gain per feature over all trees, normalised to sum 1
         (all zeros when no tree has a split); see :mod:`eraboost.inspection`
@@ -184,6 +203,10 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
         boltzmann_alpha=0.0,
         irf_penalty=0.0,
         min_samples_leaf_per_era=None,
+        colsample_bytree=1.0,
+        subsample=1.0,
+        era_subsample=1.0,
+        keep_best_iteration=False,
     ):
         super().__init__(
             loss=loss,
@@ -210,6 +233,10 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
             boltzmann_alpha=boltzmann_alpha,
             irf_penalty=irf_penalty,
             min_samples_leaf_per_era=min_samples_leaf_per_era,
+            colsample_bytree=colsample_bytree,
+            subsample=subsample,
+            era_subsample=era_subsample,
+            keep_best_iteration=keep_best_iteration,
         )
         self.class_weight = class_weight
 

@@ -37,14 +37,7 @@ def _estimator_class(task):
 
     if task == "regression":
         return eraboost.HistGradientBoostingRegressor
-    cls = getattr(eraboost, "HistGradientBoostingClassifier", None)
-    if cls is None:
-        raise CLIError(
-            "--task classification needs "
-            "HistGradientBoostingClassifier, which this version of "
-            "eraboost does not have"
-        )
-    return cls
+    return eraboost.HistGradientBoostingClassifier
 
 
 def _parse_value(text):
@@ -212,14 +205,10 @@ def cmd_train(args):
     table.check_columns([args.era], "era column")
     est, task, params = _make_estimator(args, table)
     X, y, eras, features = _read_training_data(args, table, progress.message)
-    est._iteration_callback = progress
     tic = perf_counter()
-    try:
-        with progress.catch_interrupt():
-            progress.start()
-            est.fit(X, y, eras=eras)
-    finally:
-        del est._iteration_callback
+    with progress.catch_interrupt():
+        progress.start()
+        est.fit(X, y, eras=eras, callbacks=[progress])
     progress.done()
     n_iter = int(est.n_iter_)
     interrupted = progress.stop_requested and n_iter < est.max_iter
@@ -262,7 +251,7 @@ def _model_response(est, X, metric=None):
     if metric == "roc_auc":
         from .metrics import make_era_scorer
 
-        return make_era_scorer("roc_auc")._response(est, X)
+        return make_era_scorer("roc_auc").response(est, X)
     return np.asarray(est.predict(X))
 
 
@@ -360,7 +349,7 @@ def cmd_demo(args):
 def build_parser():
     """The argparse parser of the ``eraboost`` command."""
     from ._common import SPLIT_TYPES
-    from .metrics import _METRICS
+    from .metrics import METRIC_NAMES
 
     parser = argparse.ArgumentParser(
         prog="eraboost", description="Era-aware gradient boosting on large tables."
@@ -436,7 +425,10 @@ def build_parser():
     p.add_argument("--target", help="default: the first model's target")
     p.add_argument("--era", help="default: the first model's era column")
     p.add_argument(
-        "--metric", default="pearson", choices=sorted(_METRICS), help="default: pearson"
+        "--metric",
+        default="pearson",
+        choices=sorted(METRIC_NAMES),
+        help="default: pearson",
     )
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--quiet", action="store_true")

@@ -40,11 +40,10 @@ from sklearn.utils.validation import (
 
 from ._common import G_DTYPE, SPLIT_TYPES
 from ._eras import check_eras, era_options_text, warn_single_era
-from ._histogram import HistogramBuilder, histogram_layout
 from ._openmp import effective_n_threads
-from ._splitting import Splitter
 from .binning import INT_DTYPES, BinMapper
-from .grower import HistogramPool, TreeGrower, check_histogram_memory
+from .engine import EngineSettings, build_engine
+from .grower import TreeGrower
 
 MAX_INT = np.iinfo(np.int32).max
 
@@ -167,10 +166,6 @@ class _BaseInvariantForest(BaseEstimator):
             return int(m)
         return max(1, int(m * n_features))
 
-    def _era_options(self):
-        """The era-aware options set, as text (empty when none is)."""
-        return era_options_text(self)
-
     def _check_X(self, X, reset):
         return validate_data(
             self,
@@ -181,7 +176,7 @@ class _BaseInvariantForest(BaseEstimator):
         )
 
     # -- fit ----------------------------------------------------------------
-    def _fit(self, X, target, sample_weight, eras, irf_kind):
+    def _fit(self, X, target, sample_weight, eras, penalty_kind):
         """Grow the trees on ``target`` (float64 targets, or 0/1 classes).
 
         Sets ``estimators_`` (one ``TreePredictor`` per tree), the
@@ -205,7 +200,7 @@ class _BaseInvariantForest(BaseEstimator):
             codes, labels = np.zeros(n_samples, dtype=np.int32), np.array([0])
         self.eras_ = labels if eras is not None else None
         self.n_eras_ = labels.size
-        options = self._era_options()
+        options = era_options_text(self)
         if options and self.n_eras_ < 2:
             warn_single_era(", ".join(options))
 
@@ -215,55 +210,27 @@ class _BaseInvariantForest(BaseEstimator):
             n_threads=n_threads,
         )
         X_binned = bm.fit_transform(X, sample_weight)
-        has_missing = bm.has_missing_values(X_binned)
 
-        era_aware = bool(options) and self.n_eras_ > 1
-        n_eras_hist = self.n_eras_ if era_aware else 1
-        split_code = SPLIT_TYPES[self.split_type] if era_aware else 0
-        min_samples_leaf = int(self.min_samples_leaf)
-        if not era_aware:
-            min_samples_leaf = max(min_samples_leaf, self.min_samples_leaf_per_era or 0)
-        hist_codes = codes if era_aware else None
-        offsets = histogram_layout(bm.n_bins_, n_eras_hist)
-        if n_eras_hist > 1:
-            check_histogram_memory(
-                int(offsets[-1]),
-                n_eras_hist,
-                None,
-                self.max_depth,
-                n_samples,
-                min_samples_leaf,
-                depth_first=True,
-            )
-        pool = HistogramPool(offsets[-1])
         gradients = np.zeros(n_samples, dtype=G_DTYPE)
         hessians = np.ones(n_samples, dtype=G_DTYPE)
-        builder = HistogramBuilder(
+        engine = build_engine(
+            EngineSettings(
+                split_type=self.split_type,
+                boltzmann_alpha=float(self.boltzmann_alpha),
+                min_samples_leaf=int(self.min_samples_leaf),
+                irf_penalty=float(self.irf_penalty),
+                min_samples_leaf_per_era=self.min_samples_leaf_per_era,
+                penalty_kind=penalty_kind,
+                max_depth=self.max_depth,
+                depth_first=True,
+            ),
             X_binned,
-            bm.n_bins_,
-            offsets,
-            n_eras_hist,
-            hist_codes,
+            bm,
+            codes if eras is not None else None,
             gradients,
             hessians,
-            n_threads,
-        )
-        splitter = Splitter(
-            bm.n_bins_,
-            offsets,
-            n_eras_hist,
-            has_missing,
-            np.zeros(n_features, dtype=np.int8),
-            split_code,
-            float(self.boltzmann_alpha),
-            0.0,
-            1e-3,
-            min_samples_leaf,
-            False,
-            n_threads,
-            irf_penalty=float(self.irf_penalty),
-            min_samples_leaf_per_era=int(self.min_samples_leaf_per_era or 0),
-            irf_kind=irf_kind,
+            has_missing=bm.has_missing_values(X_binned),
+            n_threads=n_threads,
         )
         n_sub = self._features_per_split(n_features)
         # the grower draws ceil(fraction * n) features: exactly n_sub
@@ -288,28 +255,28 @@ class _BaseInvariantForest(BaseEstimator):
                 counts = np.ones(n_samples, dtype=np.int64)
             w = counts * sw
             rows = era_order[counts[era_order] > 0].astype(np.uint32)
-            if irf_kind == 0:
+            if penalty_kind == "value_variance":
                 offset = float(np.dot(w[rows], target[rows]) / w[rows].sum())
                 gradients[:] = -w * (target - offset)
             else:
                 offset = 0.0
                 gradients[:] = -w * target
             hessians[:] = w
-            builder.update_gradients(gradients, hessians)
+            engine.builder.update_gradients(gradients, hessians)
             grower = TreeGrower(
                 X_binned,
-                builder,
-                splitter,
-                pool,
+                engine.builder,
+                engine.splitter,
+                engine.pool,
                 rows,
                 False,
                 bm.n_bins_non_missing_,
-                has_missing,
-                offsets,
+                engine.has_missing,
+                engine.offsets,
                 self.max_bins,
                 max_leaf_nodes=None,
                 max_depth=self.max_depth,
-                min_samples_leaf=min_samples_leaf,
+                min_samples_leaf=engine.min_samples_leaf,
                 feature_fraction_per_split=fraction,
                 rng=np.random.default_rng(tree_rng.randint(MAX_INT)),
                 n_threads=n_threads,
@@ -546,7 +513,7 @@ class InvariantForestRegressor(RegressorMixin, _BaseInvariantForest):
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity.")
-        oob, has = self._fit(X, y, sample_weight, eras, irf_kind=0)
+        oob, has = self._fit(X, y, sample_weight, eras, penalty_kind="value_variance")
         if oob is not None:
             self.oob_prediction_ = oob
             self.oob_score_ = r2_score(y[has], oob[has])
@@ -650,7 +617,7 @@ class InvariantForestClassifier(ClassifierMixin, _BaseInvariantForest):
                 "for more classes."
             )
         y01 = y01.astype(np.float64).ravel()
-        oob, has = self._fit(X, y01, sample_weight, eras, irf_kind=1)
+        oob, has = self._fit(X, y01, sample_weight, eras, penalty_kind="rate_spread")
         if oob is not None:
             proba = np.column_stack([1.0 - oob, oob])
             self.oob_decision_function_ = proba

@@ -3,6 +3,7 @@
 import hashlib
 from abc import ABC, abstractmethod
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 from time import perf_counter
 
@@ -41,15 +42,21 @@ from ._categorical import (
     remap_monotonic_cst,
 )
 from ._common import G_DTYPE, SPLIT_TYPES, Y_DTYPE
-from ._eras import check_eras, era_options_text, era_train_val_split, warn_single_era
-from ._histogram import HistogramBuilder, histogram_layout
+from ._eras import (
+    EncodedEras,
+    era_options_text,
+    era_train_val_split,
+    warn_single_era,
+)
 from ._openmp import effective_n_threads
 from ._predictor import add_leaf_values
-from ._splitting import Splitter
 from .binning import INT_DTYPES, BinMapper
-from .grower import HistogramPool, TreeGrower, check_histogram_memory
+from .callbacks import IterationInfo, check_callbacks
+from .engine import EngineSettings, build_engine
+from .grower import TreeGrower
 from .inspection import feature_importances
 from .metrics import EraScorer
+from .sampling import TreeSampler
 
 _LOSSES = {
     "squared_error": HalfSquaredError,
@@ -70,19 +77,70 @@ def _patch_raw_predict(estimator, raw_predictions):
         del estimator._raw_predict
 
 
-def _fit_data_signature(n_samples, era_codes, era_labels):
-    """Number of rows and a digest of the eras, to check warm starts."""
-    if era_codes is None:
+def _fit_data_signature(n_samples, eras):
+    """Number of rows and a digest of the eras (``EncodedEras`` or None), to
+    check warm starts."""
+    if eras is None:
         return n_samples, None
-    digest = hashlib.blake2b(np.ascontiguousarray(era_codes).tobytes(), digest_size=16)
-    digest.update(repr(np.asarray(era_labels).tolist()).encode())
+    digest = hashlib.blake2b(np.ascontiguousarray(eras.codes).tobytes(), digest_size=16)
+    digest.update(repr(np.asarray(eras.labels).tolist()).encode())
     return n_samples, digest.hexdigest()
 
 
-def _check_monotonic_cst(estimator, monotonic_cst, n_features):
+def _check_monotonic_cst(estimator, monotonic_cst):
     """Monotonic constraints as int8 per feature (scikit-learn's checks and
     error messages)."""
     return np.asarray(_sk_check_monotonic_cst(estimator, monotonic_cst), dtype=np.int8)
+
+
+@dataclass
+class _FitData:
+    """The rows of a fit: training rows and, for early stopping, validation
+    rows, with their eras (``EncodedEras`` or None)."""
+
+    X: object
+    y: np.ndarray
+    sample_weight: np.ndarray | None
+    eras: EncodedEras | None
+    X_val: object
+    y_val: np.ndarray | None
+    sample_weight_val: np.ndarray | None
+    eras_val: EncodedEras | None
+    validation_provided: bool
+    signature: tuple
+
+
+@dataclass
+class _BoostingState:
+    """What the boosting loop updates: raw predictions and the early-stopping
+    scorer's rows."""
+
+    data: _FitData
+    X_binned_val: np.ndarray | None
+    scorer_uses_raw: bool
+    begin_at_stage: int = 0
+    raw_predictions: np.ndarray | None = None
+    raw_predictions_val: np.ndarray | None = None
+    X_small: object = None
+    y_small: np.ndarray | None = None
+    sw_small: np.ndarray | None = None
+    idx_small: object = None
+    eras_small: EncodedEras | None = None
+
+
+@dataclass
+class _FitTimer:
+    """Seconds spent in each part of the fit (``verbose``)."""
+
+    histograms: float = 0.0
+    splits: float = 0.0
+    apply: float = 0.0
+    predict: float = 0.0
+
+    def add(self, grower):
+        self.histograms += grower.total_compute_hist_time
+        self.splits += grower.total_find_split_time
+        self.apply += grower.total_apply_split_time
 
 
 class BaseHistGradientBoosting(BaseEstimator, ABC):
@@ -122,6 +180,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         "boltzmann_alpha": [Real],
         "irf_penalty": [Interval(Real, 0, None, closed="left")],
         "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"), None],
+        "colsample_bytree": [Interval(RealNotInt, 0, 1, closed="right")],
+        "subsample": [Interval(RealNotInt, 0, 1, closed="right")],
+        "era_subsample": [Interval(RealNotInt, 0, 1, closed="right")],
+        "keep_best_iteration": ["boolean"],
     }
 
     @abstractmethod
@@ -152,6 +214,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         boltzmann_alpha,
         irf_penalty,
         min_samples_leaf_per_era,
+        colsample_bytree,
+        subsample,
+        era_subsample,
+        keep_best_iteration,
     ):
         self.loss = loss
         self.learning_rate = learning_rate
@@ -177,6 +243,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self.boltzmann_alpha = boltzmann_alpha
         self.irf_penalty = irf_penalty
         self.min_samples_leaf_per_era = min_samples_leaf_per_era
+        self.colsample_bytree = colsample_bytree
+        self.subsample = subsample
+        self.era_subsample = era_subsample
+        self.keep_best_iteration = keep_best_iteration
 
     # -- input checks ---------------------------------------------------------
     def _check_X(self, X, reset):
@@ -286,6 +356,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         y_val=None,
         sample_weight_val=None,
         eras_val=None,
+        callbacks=None,
     ):
         """Fit the gradient boosting model.
 
@@ -301,13 +372,17 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the training rows.
         eras : array-like of shape (n_samples,), default=None
-            Era (environment) label of each row: integers, strings, a pandas
-            Series or Categorical. ``None`` means a single era, with which
-            every ``split_type`` grows the same trees as scikit-learn.
+            Era (environment) label of each row: integers, strings, dates, a
+            pandas Series or Categorical. ``None`` means a single era, with
+            which every ``split_type`` grows the same trees as scikit-learn.
         X_val, y_val, sample_weight_val : array-like, default=None
             Validation data for early stopping, instead of an internal split.
         eras_val : array-like of shape (n_val,), default=None
             Eras of ``X_val``.
+        callbacks : list of callable, default=None
+            Called after every boosting iteration with an
+            :class:`~eraboost.IterationInfo`; a callback that returns True
+            stops the fit there (see :class:`~eraboost.IterationInfo`).
 
         Returns
         -------
@@ -316,29 +391,157 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         fit_start = perf_counter()
         alpha = self._check_alpha()
         warm = self.warm_start and self._is_fitted()
+        callbacks = check_callbacks(callbacks)
+        data = self._check_fit_data(
+            X, y, sample_weight, eras, X_val, y_val, sample_weight_val, eras_val, warm
+        )
+        if not warm:
+            self._init_random_streams()
+        monotonic_cst, interaction_cst = self._check_constraints(data.X.shape[1])
+        n_threads = effective_n_threads()
+        self._loss = (
+            self.loss
+            if isinstance(self.loss, BaseLoss)
+            else self._get_loss(sample_weight=data.sample_weight)
+        )
+        if self.early_stopping == "auto":
+            self.do_early_stopping_ = data.X.shape[0] > 10_000
+        else:
+            self.do_early_stopping_ = self.early_stopping
+        self._use_validation_data = (
+            self.validation_fraction is not None or data.validation_provided
+        )
+        if (
+            self.do_early_stopping_
+            and self._use_validation_data
+            and not data.validation_provided
+        ):
+            data = self._split_validation(data)
+        elif not data.validation_provided:
+            data.X_val = data.y_val = data.sample_weight_val = None
+        X_binned, X_binned_val = self._bin(data, n_threads)
+
+        K = self.n_trees_per_iteration_
+        gradient, hessian = self._loss.init_gradient_and_hessian(
+            n_samples=X_binned.shape[0], dtype=G_DTYPE, order="F"
+        )
+        g_view = gradient.reshape((-1, 1)) if gradient.ndim == 1 else gradient
+        h_view = hessian.reshape((-1, 1)) if hessian.ndim == 1 else hessian
+        engine = build_engine(
+            self._engine_settings(alpha),
+            X_binned,
+            self._bin_mapper,
+            None if data.eras is None else data.eras.codes,
+            g_view[:, 0],
+            h_view[:, 0],
+            has_missing=self._bin_mapper.has_missing_values(X_binned),
+            monotonic_cst=monotonic_cst,
+            is_categorical=(
+                np.arange(X_binned.shape[1]) < self._n_categories.size
+            ).astype(np.uint8),
+            n_threads=n_threads,
+        )
+        state = self._init_boosting_state(warm, data, X_binned, X_binned_val, n_threads)
+        sampler = TreeSampler(
+            self._tree_sample_rng,
+            X_binned.shape[1],
+            X_binned.shape[0],
+            self.colsample_bytree,
+            self.subsample,
+            self.era_subsample,
+            None if data.eras is None else data.eras.codes,
+        )
+        timer = _FitTimer()
+        if self.verbose:
+            print("Fitting gradient boosted rounds:")
+        for iteration in range(state.begin_at_stage, self.max_iter):
+            if self.verbose >= 2:
+                it_start = perf_counter()
+                print(f"[{iteration + 1}/{self.max_iter}] ", end="", flush=True)
+            self._update_gradients(data, state, gradient, hessian, n_threads)
+            rows = sampler.iteration_rows()
+            self._predictors.append([])
+            for k in range(K):
+                engine.builder.update_gradients(g_view[:, k], h_view[:, k])
+                grower = self._grow_tree(
+                    engine,
+                    X_binned,
+                    rows,
+                    sampler.tree_features(),
+                    monotonic_cst,
+                    interaction_cst,
+                    n_threads,
+                )
+                timer.add(grower)
+                if not self._loss.differentiable:
+                    self._fit_leaves_to_loss(grower, data, state.raw_predictions[:, k])
+                predictor = grower.make_predictor(self._bin_mapper.bin_thresholds_)
+                self._predictors[-1].append(predictor)
+                tic = perf_counter()
+                self._add_tree_values(
+                    state.raw_predictions,
+                    k,
+                    grower,
+                    predictor,
+                    X_binned,
+                    rows,
+                    n_threads,
+                )
+                timer.predict += perf_counter() - tic
+            should_stop = self._early_stopping_step(state, n_threads)
+            if self.verbose >= 2:
+                self._print_iteration_stats(it_start)
+            if self._run_callbacks(callbacks, iteration, fit_start) or should_stop:
+                break
+
+        if self.keep_best_iteration:
+            self._keep_best_iteration()
+        if self.verbose:
+            self._print_fit_stats(fit_start, timer)
+        self.train_score_ = np.asarray(self.train_score_)
+        self.validation_score_ = np.asarray(self.validation_score_)
+        self._fit_signature = data.signature
+        return self
+
+    # -- the steps of fit ------------------------------------------------------
+    def _check_fit_data(
+        self, X, y, sample_weight, eras, X_val, y_val, sample_weight_val, eras_val, warm
+    ):
+        """Input checks: the training rows, their eras, the validation data.
+
+        Sets ``eras_`` and ``n_eras_`` and checks a warm start's data.
+
+        Returns
+        -------
+        data : _FitData
+        """
         X = self._check_X(X, reset=True)
         y = self._encode_y(self._check_y(y))
         check_consistent_length(X, y)
-        n_samples, n_features = X.shape
+        n_samples = X.shape[0]
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
         sample_weight = self._finalize_sample_weight(sample_weight, y)
 
-        if eras is not None:
-            era_codes, era_labels = check_eras(eras, n_samples)
-        else:
-            era_codes, era_labels = None, None
-        signature = _fit_data_signature(n_samples, era_codes, era_labels)
+        encoded = None if eras is None else EncodedEras.from_labels(eras, n_samples)
+        signature = _fit_data_signature(n_samples, encoded)
         if warm:
             self._check_warm_start_data(signature)
-        self.eras_ = era_labels
-        self.n_eras_ = 1 if era_codes is None else len(self.eras_)
-        era_options = self._era_options()
-        if era_options and self.n_eras_ < 2:
-            warn_single_era(", ".join(era_options))
+        self.eras_ = None if encoded is None else encoded.labels
+        self.n_eras_ = 1 if encoded is None else encoded.n_eras
+        if self.era_subsample < 1.0 and encoded is None:
+            raise ValueError(
+                f"era_subsample={self.era_subsample} draws whole eras, but no "
+                "eras were given: pass fit(..., eras=...) or leave "
+                "era_subsample=1.0."
+            )
+        options = era_options_text(self)
+        if options and self.n_eras_ < 2:
+            warn_single_era(", ".join(options))
 
-        validation_data_provided = X_val is not None or y_val is not None
-        if validation_data_provided:
+        validation_provided = X_val is not None or y_val is not None
+        encoded_val = None
+        if validation_provided:
             if y_val is None:
                 raise ValueError("X_val is provided, but y_val was not provided.")
             if X_val is None:
@@ -351,7 +554,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                     sample_weight_val, X_val, dtype=np.float64
                 )
             if eras_val is not None:
-                check_eras(eras_val, X_val.shape[0], name="eras_val")
+                encoded_val = EncodedEras.from_labels(
+                    eras_val, X_val.shape[0], name="eras_val"
+                )
             if self.early_stopping is False:
                 raise ValueError(
                     "X_val and y_val are passed to fit while at the same time "
@@ -360,16 +565,37 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 )
         elif eras_val is not None:
             raise ValueError("eras_val is provided, but X_val was not provided.")
+        return _FitData(
+            X=X,
+            y=y,
+            sample_weight=sample_weight,
+            eras=encoded,
+            X_val=X_val,
+            y_val=y_val,
+            sample_weight_val=sample_weight_val,
+            eras_val=encoded_val,
+            validation_provided=validation_provided,
+            signature=signature,
+        )
 
-        if not warm:
-            # warm start keeps the first fit's seed (same binning and
-            # validation split) and continues its feature-subsampling stream
-            rng = check_random_state(self.random_state)
-            self._random_seed = rng.randint(np.iinfo(np.uint32).max, dtype="u8")
-            self._feature_subsample_rng = np.random.default_rng(
-                rng.randint(np.iinfo(np.uint32).max, dtype="u8")
-            )
-        monotonic_cst = _check_monotonic_cst(self, self.monotonic_cst, n_features)
+    def _init_random_streams(self):
+        """Seeds of a new fit: binning and the validation split, the
+        per-split feature draws, and the per-tree draws. A warm start keeps
+        the first fit's seed and continues its streams."""
+        rng = check_random_state(self.random_state)
+        self._random_seed = rng.randint(np.iinfo(np.uint32).max, dtype="u8")
+        self._feature_subsample_rng = np.random.default_rng(
+            rng.randint(np.iinfo(np.uint32).max, dtype="u8")
+        )
+        # the per-tree draws (colsample_bytree, subsample, era_subsample)
+        self._tree_sample_rng = np.random.default_rng(
+            rng.randint(np.iinfo(np.uint32).max, dtype="u8")
+        )
+
+    def _check_constraints(self, n_features):
+        """Monotonic and interaction constraints, in the internal feature
+        order (categorical features first)."""
+        monotonic_cst = _check_monotonic_cst(self, self.monotonic_cst)
         if self.is_categorical_ is not None:
             monotonic_cst = remap_monotonic_cst(monotonic_cst, self.is_categorical_)
         if self.n_trees_per_iteration_ != 1 and np.any(monotonic_cst != 0):
@@ -381,121 +607,119 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             interaction_cst = remap_interaction_cst(
                 interaction_cst, self.is_categorical_
             )
-        n_threads = effective_n_threads()
-        self._loss = (
-            self.loss
-            if isinstance(self.loss, BaseLoss)
-            else self._get_loss(sample_weight=sample_weight)
+        return monotonic_cst, interaction_cst
+
+    def _split_validation(self, data):
+        """Hold out a validation set for early stopping.
+
+        With at least two eras, whole eras are held out (early stopping
+        then measures out-of-era skill; classifiers keep every class on both
+        sides); otherwise scikit-learn's row split.
+        """
+        X, y, sw, eras = data.X, data.y, data.sample_weight, data.eras
+        if eras is not None and eras.n_eras >= 2:
+            val = era_train_val_split(
+                eras.codes,
+                self.validation_fraction,
+                int(self._random_seed % (2**32)),
+                y=y if is_classifier(self) else None,
+            )
+            train = ~val
+            return replace(
+                data,
+                X=X[train],
+                y=y[train],
+                sample_weight=None if sw is None else sw[train],
+                eras=eras.subset(train),
+                X_val=X[val],
+                y_val=y[val],
+                sample_weight_val=None if sw is None else sw[val],
+                eras_val=eras.subset(val),
+            )
+        stratify = y if hasattr(self._loss, "predict_proba") else None
+        arrays = [X, y] if sw is None else [X, y, sw]
+        parts = train_test_split(
+            *arrays,
+            test_size=self.validation_fraction,
+            stratify=stratify,
+            random_state=self._random_seed,
+        )
+        return replace(
+            data,
+            X=parts[0],
+            y=parts[2],
+            sample_weight=None if sw is None else parts[4],
+            eras=None,
+            X_val=parts[1],
+            y_val=parts[3],
+            sample_weight_val=None if sw is None else parts[5],
         )
 
-        if self.early_stopping == "auto":
-            self.do_early_stopping_ = n_samples > 10_000
-        else:
-            self.do_early_stopping_ = self.early_stopping
-        self._use_validation_data = (
-            self.validation_fraction is not None or validation_data_provided
-        )
-        codes_train = era_codes
-        # era labels of the rows early stopping scores (for an era scorer)
-        es_eras_val = None if eras_val is None else np.asarray(eras_val)
-        if (
-            self.do_early_stopping_
-            and self._use_validation_data
-            and not validation_data_provided
-        ):
-            if era_codes is not None and self.n_eras_ >= 2:
-                # hold out whole eras: early stopping measures out-of-era skill
-                # classifiers: keep every class on both sides
-                val_mask = era_train_val_split(
-                    era_codes,
-                    self.validation_fraction,
-                    int(self._random_seed % (2**32)),
-                    y=y if is_classifier(self) else None,
-                )
-                tr = ~val_mask
-                X_train, X_val = X[tr], X[val_mask]
-                y_train, y_val = y[tr], y[val_mask]
-                codes_train = era_codes[tr]
-                es_eras_val = self.eras_[era_codes[val_mask]]
-                if sample_weight is None:
-                    sample_weight_train = sample_weight_val = None
-                else:
-                    sample_weight_train = sample_weight[tr]
-                    sample_weight_val = sample_weight[val_mask]
-            else:
-                stratify = y if hasattr(self._loss, "predict_proba") else None
-                arrays = [X, y] if sample_weight is None else [X, y, sample_weight]
-                parts = train_test_split(
-                    *arrays,
-                    test_size=self.validation_fraction,
-                    stratify=stratify,
-                    random_state=self._random_seed,
-                )
-                X_train, X_val, y_train, y_val = parts[:4]
-                sample_weight_train, sample_weight_val = (
-                    (None, None) if sample_weight is None else parts[4:6]
-                )
-                codes_train = None
-        else:
-            X_train, y_train, sample_weight_train = X, y, sample_weight
-            if not validation_data_provided:
-                X_val = y_val = sample_weight_val = None
-        es_codes_train = codes_train  # era codes of the training rows, kept as is
+    def _bin(self, data, n_threads):
+        """Fit the bin mapper on the training rows; bin both sets.
 
-        # -- binning --------------------------------------------------------------
+        Categorical features come first in the internal order
+        (``_check_X``); their known categories are ``0 .. k - 1``.
+        """
         tic = perf_counter()
-        # internal order: the categorical features first (``_check_X``)
+        n_features = data.X.shape[1]
         n_cat = self._n_categories.size
-        is_cat_internal = np.arange(n_features) < n_cat
         known_categories = [np.arange(k, dtype=np.float64) for k in self._n_categories]
         known_categories += [None] * (n_features - n_cat)
         self._bin_mapper = BinMapper(
             max_bins=self.max_bins,
             random_state=self._random_seed,
             n_threads=n_threads,
-            is_categorical=is_cat_internal,
+            is_categorical=np.arange(n_features) < n_cat,
             known_categories=known_categories,
         )
-        X_binned_train = self._bin_mapper.fit_transform(X_train, sample_weight_train)
+        X_binned = self._bin_mapper.fit_transform(data.X, data.sample_weight)
         X_binned_val = (
             None
-            if X_val is None
-            else np.ascontiguousarray(self._bin_mapper.transform(X_val))
+            if data.X_val is None
+            else np.ascontiguousarray(self._bin_mapper.transform(data.X_val))
         )
         if self.verbose:
             print(
-                f"Binning {X_train.nbytes / 1e9:.3f} GB of training data: "
+                f"Binning {data.X.nbytes / 1e9:.3f} GB of training data: "
                 f"{perf_counter() - tic:.3f} s"
             )
-        bm = self._bin_mapper
-        has_missing = bm.has_missing_values(X_binned_train)
-        n_samples = X_binned_train.shape[0]
+        return X_binned, X_binned_val
 
-        # -- eras for the criterion ---------------------------------------------
-        split_code = SPLIT_TYPES[self.split_type]
-        n_eras_hist = 1
-        if era_options and codes_train is not None:
-            labels, codes_train = np.unique(codes_train, return_inverse=True)
-            codes_train = codes_train.astype(np.int32).ravel()
-            n_eras_hist = labels.size
-        min_samples_leaf = int(self.min_samples_leaf)
-        if n_eras_hist < 2:
-            split_code, n_eras_hist, codes_train = 0, 1, None
-            # one era: the per-era minimum is a pooled minimum
-            min_samples_leaf = max(min_samples_leaf, self.min_samples_leaf_per_era or 0)
-        if codes_train is None:
-            root_indices = np.arange(n_samples, dtype=np.uint32)
-            root_is_identity = True
-        else:
-            root_indices = np.argsort(codes_train, kind="stable").astype(np.uint32)
-            root_is_identity = bool(np.all(np.diff(codes_train) >= 0))
-        self._n_eras_hist = n_eras_hist
+    def _engine_settings(self, alpha):
+        """The engine's criterion and limits, from the parameters."""
+        return EngineSettings(
+            split_type=self.split_type,
+            boltzmann_alpha=alpha,
+            l2_regularization=float(self.l2_regularization),
+            min_samples_leaf=int(self.min_samples_leaf),
+            irf_penalty=float(self.irf_penalty),
+            min_samples_leaf_per_era=self.min_samples_leaf_per_era,
+            max_leaf_nodes=self.max_leaf_nodes,
+            max_depth=self.max_depth,
+        )
 
-        # -- boosting state --------------------------------------------------------
+    def _init_boosting_state(self, warm, data, X_binned, X_binned_val, n_threads):
+        """Raw predictions (a warm start's, or the baseline), the scores so
+        far, and the early-stopping scorer's data with its first score.
+
+        Returns
+        -------
+        state : _BoostingState
+        """
         K = self.n_trees_per_iteration_
-        scoring_is_predefined_string = self.scoring in _SCORERS
-        need_raw_predictions_val = X_binned_val is not None and (
-            scoring_is_predefined_string or self.scoring == "loss"
+        # scorers known to score through _raw_predict get the raw
+        # predictions kept up to date, instead of predicting every tree again
+        scorer_uses_raw = self.scoring in _SCORERS or isinstance(
+            self.scoring, EraScorer
+        )
+        keep_raw_val = X_binned_val is not None and (
+            scorer_uses_raw or self.scoring == "loss"
+        )
+        state = _BoostingState(
+            data=data,
+            X_binned_val=X_binned_val,
+            scorer_uses_raw=scorer_uses_raw,
         )
         if warm:
             if self.max_iter < self.n_iter_:
@@ -503,253 +727,233 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                     f"max_iter={self.max_iter} must be larger than or equal to "
                     f"n_iter_={self.n_iter_} when warm_start==True"
                 )
-            predictors = self._predictors
-            begin_at_stage = len(predictors)
+            state.begin_at_stage = len(self._predictors)
             self.train_score_ = list(self.train_score_)
             self.validation_score_ = list(self.validation_score_)
-            raw_predictions = self._raw_predict_binned(X_binned_train, n_threads)
-            raw_predictions_val = None
-            if self.do_early_stopping_ and need_raw_predictions_val:
-                raw_predictions_val = self._raw_predict_binned(X_binned_val, n_threads)
-            if self.do_early_stopping_ and self.scoring != "loss":
-                self._scorer = check_scoring(self, self.scoring)
-                X_small, y_small, sw_small, idx_small = self._get_small_trainset(
-                    X_binned_train, y_train, sample_weight_train, self._random_seed
-                )
-                eras_small = (
-                    None
-                    if es_codes_train is None
-                    else self.eras_[es_codes_train[idx_small]]
+            state.raw_predictions = self._raw_predict_binned(X_binned, n_threads)
+            if self.do_early_stopping_ and keep_raw_val:
+                state.raw_predictions_val = self._raw_predict_binned(
+                    X_binned_val, n_threads
                 )
         else:
-            begin_at_stage = 0
             self._baseline_prediction = self._loss.fit_intercept_only(
-                y_true=y_train, sample_weight=sample_weight_train
+                y_true=data.y, sample_weight=data.sample_weight
             ).reshape((1, -1))
-            raw_predictions = np.zeros((n_samples, K), dtype=Y_DTYPE, order="F")
-            raw_predictions += self._baseline_prediction
-            self._predictors = predictors = []
+            state.raw_predictions = np.zeros(
+                (X_binned.shape[0], K), dtype=Y_DTYPE, order="F"
+            )
+            state.raw_predictions += self._baseline_prediction
+            self._predictors = []
             self._scorer = None
-            raw_predictions_val = None
             self.train_score_ = []
             self.validation_score_ = []
-        if self.do_early_stopping_ and not warm:
-            if need_raw_predictions_val:
-                raw_predictions_val = np.zeros(
+            if self.do_early_stopping_ and keep_raw_val:
+                state.raw_predictions_val = np.zeros(
                     (X_binned_val.shape[0], K), dtype=Y_DTYPE, order="F"
                 )
-                raw_predictions_val += self._baseline_prediction
-            if self.scoring == "loss":
-                self._check_early_stopping_loss(
-                    raw_predictions,
-                    y_train,
-                    sample_weight_train,
-                    raw_predictions_val,
-                    y_val,
-                    sample_weight_val,
-                    n_threads,
-                )
-            else:
-                self._scorer = check_scoring(self, self.scoring)
-                small = self._get_small_trainset(
-                    X_binned_train, y_train, sample_weight_train, self._random_seed
-                )
-                X_small, y_small, sw_small, idx_small = small
-                eras_small = (
-                    None
-                    if es_codes_train is None
-                    else self.eras_[es_codes_train[idx_small]]
-                )
-                self._check_early_stopping_scorer(
-                    X_small,
-                    y_small,
-                    sw_small,
-                    X_binned_val,
-                    y_val,
-                    sample_weight_val,
-                    raw_predictions[idx_small]
-                    if scoring_is_predefined_string
-                    else None,
-                    raw_predictions_val,
-                    eras_small,
-                    es_eras_val,
-                )
-
-        gradient, hessian = self._loss.init_gradient_and_hessian(
-            n_samples=n_samples, dtype=G_DTYPE, order="F"
-        )
-        g_view = gradient.reshape((-1, 1)) if gradient.ndim == 1 else gradient
-        h_view = hessian.reshape((-1, 1)) if hessian.ndim == 1 else hessian
-
-        offsets = histogram_layout(bm.n_bins_, n_eras_hist)
-        if n_eras_hist > 1:
-            check_histogram_memory(
-                int(offsets[-1]),
-                n_eras_hist,
-                self.max_leaf_nodes,
-                self.max_depth,
-                n_samples,
-                min_samples_leaf,
+                state.raw_predictions_val += self._baseline_prediction
+        if self.do_early_stopping_ and self.scoring != "loss":
+            self._scorer = check_scoring(self, self.scoring)
+            small = self._get_small_trainset(
+                X_binned, data.y, data.sample_weight, self._random_seed
             )
-        pool = HistogramPool(offsets[-1])
-        builder = HistogramBuilder(
-            X_binned_train,
-            bm.n_bins_,
-            offsets,
-            n_eras_hist,
-            codes_train,
-            g_view[:, 0],
-            h_view[:, 0],
-            n_threads,
-        )
-        splitter = Splitter(
-            bm.n_bins_,
-            offsets,
-            n_eras_hist,
-            has_missing,
-            monotonic_cst,
-            split_code,
-            alpha,
-            float(self.l2_regularization),
-            1e-3,
-            min_samples_leaf,
-            bool(builder.hessians_are_constant),
-            n_threads,
-            is_categorical=is_cat_internal.astype(np.uint8),
-            irf_penalty=float(self.irf_penalty),
-            min_samples_leaf_per_era=int(self.min_samples_leaf_per_era or 0),
-        )
-        t_hist = t_split = t_apply = t_pred = 0.0
-        if self.verbose:
-            print("Fitting gradient boosted rounds:")
+            state.X_small, state.y_small, state.sw_small, state.idx_small = small
+            if data.eras is not None:
+                state.eras_small = data.eras.subset(state.idx_small)
+        if self.do_early_stopping_ and not warm:
+            self._early_stopping_score(state, n_threads)
+        return state
 
-        for iteration in range(begin_at_stage, self.max_iter):
-            if self.verbose >= 2:
-                it_start = perf_counter()
-                print(f"[{iteration + 1}/{self.max_iter}] ", end="", flush=True)
-            if self._loss.constant_hessian:
-                self._loss.gradient(
-                    y_true=y_train,
-                    raw_prediction=raw_predictions,
-                    sample_weight=sample_weight_train,
-                    gradient_out=gradient,
-                    n_threads=n_threads,
-                )
-            else:
-                self._loss.gradient_hessian(
-                    y_true=y_train,
-                    raw_prediction=raw_predictions,
-                    sample_weight=sample_weight_train,
-                    gradient_out=gradient,
-                    hessian_out=hessian,
-                    n_threads=n_threads,
-                )
-            predictors.append([])
-            for k in range(K):
-                builder.update_gradients(g_view[:, k], h_view[:, k])
-                grower = TreeGrower(
-                    X_binned_train,
-                    builder,
-                    splitter,
-                    pool,
-                    root_indices.copy(),
-                    root_is_identity,
-                    bm.n_bins_non_missing_,
-                    has_missing,
-                    offsets,
-                    self.max_bins,
-                    max_leaf_nodes=self.max_leaf_nodes,
-                    max_depth=self.max_depth,
-                    min_samples_leaf=min_samples_leaf,
-                    monotonic_cst=monotonic_cst,
-                    interaction_cst=interaction_cst,
-                    feature_fraction_per_split=self.max_features,
-                    rng=self._feature_subsample_rng,
-                    shrinkage=self.learning_rate,
-                    n_threads=n_threads,
-                )
-                grower.grow()
-                t_hist += grower.total_compute_hist_time
-                t_split += grower.total_find_split_time
-                t_apply += grower.total_apply_split_time
-                if not self._loss.differentiable:
-                    for leaf in grower.finalized_leaves:
-                        idx = leaf.sample_indices
-                        sw = (
-                            None
-                            if sample_weight_train is None
-                            else sample_weight_train[idx]
-                        )
-                        update = self._loss.fit_intercept_only(
-                            y_true=y_train[idx] - raw_predictions[idx, k],
-                            sample_weight=sw,
-                        )
-                        leaf.value = grower.shrinkage * update
-                predictors[-1].append(grower.make_predictor(bm.bin_thresholds_))
-                tic = perf_counter()
-                col = np.ascontiguousarray(raw_predictions[:, k])
-                for leaf in grower.finalized_leaves:
-                    add_leaf_values(col, leaf.sample_indices, float(leaf.value))
-                raw_predictions[:, k] = col
-                t_pred += perf_counter() - tic
-
-            should_stop = False
-            if self.do_early_stopping_:
-                if need_raw_predictions_val:
-                    for k, pred in enumerate(predictors[-1]):
-                        raw_predictions_val[:, k] += pred.predict_binned(
-                            X_binned_val, bm.missing_bin_, n_threads
-                        )
-                if self.scoring == "loss":
-                    should_stop = self._check_early_stopping_loss(
-                        raw_predictions,
-                        y_train,
-                        sample_weight_train,
-                        raw_predictions_val,
-                        y_val,
-                        sample_weight_val,
-                        n_threads,
-                    )
-                else:
-                    should_stop = self._check_early_stopping_scorer(
-                        X_small,
-                        y_small,
-                        sw_small,
-                        X_binned_val,
-                        y_val,
-                        sample_weight_val,
-                        raw_predictions[idx_small]
-                        if scoring_is_predefined_string
-                        else None,
-                        raw_predictions_val,
-                        eras_small,
-                        es_eras_val,
-                    )
-            if self.verbose >= 2:
-                self._print_iteration_stats(it_start)
-            if self._report_iteration(iteration) or should_stop:
-                break
-
-        self._histogram_bytes = pool.nbytes
-        if self.verbose:
-            n_leaves = sum(p.get_n_leaf_nodes() for it in predictors for p in it)
-            n_trees = sum(len(it) for it in predictors)
-            print(
-                f"Fit {n_trees} trees in {perf_counter() - fit_start:.3f} s, "
-                f"({n_leaves} total leaves)"
+    def _update_gradients(self, data, state, gradient, hessian, n_threads):
+        """Gradients (and hessians, unless constant) at the raw predictions."""
+        if self._loss.constant_hessian:
+            self._loss.gradient(
+                y_true=data.y,
+                raw_prediction=state.raw_predictions,
+                sample_weight=data.sample_weight,
+                gradient_out=gradient,
+                n_threads=n_threads,
             )
-            print(f"{'Time spent computing histograms:':<32} {t_hist:.3f}s")
-            print(f"{'Time spent finding best splits:':<32} {t_split:.3f}s")
-            print(f"{'Time spent applying splits:':<32} {t_apply:.3f}s")
-            print(f"{'Time spent predicting:':<32} {t_pred:.3f}s")
-        self.train_score_ = np.asarray(self.train_score_)
-        self.validation_score_ = np.asarray(self.validation_score_)
-        self._fit_signature = signature
-        return self
+        else:
+            self._loss.gradient_hessian(
+                y_true=data.y,
+                raw_prediction=state.raw_predictions,
+                sample_weight=data.sample_weight,
+                gradient_out=gradient,
+                hessian_out=hessian,
+                n_threads=n_threads,
+            )
 
-    def _era_options(self):
-        """The era-aware options set, as text (empty when none is)."""
-        return era_options_text(self)
+    def _grow_tree(
+        self,
+        engine,
+        X_binned,
+        rows,
+        tree_features,
+        monotonic_cst,
+        interaction_cst,
+        n_threads,
+    ):
+        """Grow one tree on the iteration's rows and the tree's features.
+
+        ``rows`` is the iteration's in-bag mask (None: every row);
+        ``tree_features`` the tree's drawn features (None: all).
+        """
+        if rows is None:
+            root, root_is_identity = engine.root_rows, engine.root_rows_are_identity
+        else:
+            # still grouped by era
+            root, root_is_identity = engine.root_rows[rows[engine.root_rows]], False
+        grower = TreeGrower(
+            X_binned,
+            engine.builder,
+            engine.splitter,
+            engine.pool,
+            root.copy(),
+            root_is_identity,
+            self._bin_mapper.n_bins_non_missing_,
+            engine.has_missing,
+            engine.offsets,
+            self.max_bins,
+            max_leaf_nodes=self.max_leaf_nodes,
+            max_depth=self.max_depth,
+            min_samples_leaf=engine.min_samples_leaf,
+            monotonic_cst=monotonic_cst,
+            interaction_cst=interaction_cst,
+            feature_fraction_per_split=self.max_features,
+            rng=self._feature_subsample_rng,
+            shrinkage=self.learning_rate,
+            n_threads=n_threads,
+            tree_features=tree_features,
+        )
+        grower.grow()
+        return grower
+
+    def _fit_leaves_to_loss(self, grower, data, raw_k):
+        """Leaf values that minimise a non-differentiable loss itself
+        (absolute error, quantile), as scikit-learn computes them."""
+        for leaf in grower.finalized_leaves:
+            idx = leaf.sample_indices
+            sw = None if data.sample_weight is None else data.sample_weight[idx]
+            update = self._loss.fit_intercept_only(
+                y_true=data.y[idx] - raw_k[idx], sample_weight=sw
+            )
+            leaf.value = grower.shrinkage * update
+
+    def _add_tree_values(self, raw, k, grower, predictor, X_binned, rows, n_threads):
+        """Add a new tree's values to column ``k`` of the raw predictions."""
+        if rows is None:
+            col = np.ascontiguousarray(raw[:, k])
+            for leaf in grower.finalized_leaves:
+                add_leaf_values(col, leaf.sample_indices, float(leaf.value))
+            raw[:, k] = col
+        else:
+            # the rows left out of the tree get its values too
+            raw[:, k] += predictor.predict_binned(
+                X_binned, self._bin_mapper.missing_bin_, n_threads
+            )
+
+    def _early_stopping_step(self, state, n_threads):
+        """After an iteration: update the validation raw predictions, score,
+        and tell whether early stopping ends the fit."""
+        if not self.do_early_stopping_:
+            return False
+        if state.raw_predictions_val is not None:
+            for k, pred in enumerate(self._predictors[-1]):
+                state.raw_predictions_val[:, k] += pred.predict_binned(
+                    state.X_binned_val, self._bin_mapper.missing_bin_, n_threads
+                )
+        return self._early_stopping_score(state, n_threads)
+
+    def _early_stopping_score(self, state, n_threads):
+        """Append the current train (and validation) score; True to stop."""
+        data = state.data
+        if self.scoring == "loss":
+            return self._check_early_stopping_loss(
+                state.raw_predictions,
+                data.y,
+                data.sample_weight,
+                state.raw_predictions_val,
+                data.y_val,
+                data.sample_weight_val,
+                n_threads,
+            )
+        return self._check_early_stopping_scorer(
+            state.X_small,
+            state.y_small,
+            state.sw_small,
+            state.X_binned_val,
+            data.y_val,
+            data.sample_weight_val,
+            state.raw_predictions[state.idx_small] if state.scorer_uses_raw else None,
+            state.raw_predictions_val,
+            state.eras_small,
+            data.eras_val,
+        )
+
+    def _run_callbacks(self, callbacks, iteration, fit_start):
+        """Call every callback with this iteration's info; True to stop."""
+        if not callbacks:
+            return False
+        info = IterationInfo(
+            estimator=self,
+            iteration=iteration + 1,
+            max_iter=self.max_iter,
+            train_score=self.train_score_[-1] if self.train_score_ else None,
+            validation_score=(
+                self.validation_score_[-1] if self.validation_score_ else None
+            ),
+            score_name=self._score_name(),
+            elapsed=perf_counter() - fit_start,
+        )
+        stop = False
+        for callback in callbacks:
+            stop = bool(callback(info)) or stop
+        return stop
+
+    def _score_name(self):
+        """Name of the early-stopping score (None without early stopping)."""
+        if not self.do_early_stopping_:
+            return None
+        if self.scoring == "loss":
+            return "loss"
+        if isinstance(self.scoring, str):
+            return self.scoring
+        if isinstance(self.scoring, EraScorer) and isinstance(self.scoring.metric, str):
+            return self.scoring.metric
+        return "score"
+
+    def _print_fit_stats(self, fit_start, timer):
+        n_leaves = sum(p.get_n_leaf_nodes() for it in self._predictors for p in it)
+        n_trees = sum(len(it) for it in self._predictors)
+        print(
+            f"Fit {n_trees} trees in {perf_counter() - fit_start:.3f} s, "
+            f"({n_leaves} total leaves)"
+        )
+        print(f"{'Time spent computing histograms:':<32} {timer.histograms:.3f}s")
+        print(f"{'Time spent finding best splits:':<32} {timer.splits:.3f}s")
+        print(f"{'Time spent applying splits:':<32} {timer.apply:.3f}s")
+        print(f"{'Time spent predicting:':<32} {timer.predict:.3f}s")
+
+    def _keep_best_iteration(self):
+        """Drop the iterations after the best early-stopping score.
+
+        The best is the first iteration with the highest validation score
+        (the training score without validation data); at least one
+        iteration is kept. Without early stopping every iteration is kept.
+        """
+        if not self.do_early_stopping_:
+            self.best_iteration_ = len(self._predictors)
+            return
+        scores = (
+            self.validation_score_ if self._use_validation_data else (self.train_score_)
+        )
+        # scores[i]: after i iterations (scores[0] before the first tree)
+        best = max(1, int(np.argmax(scores)))
+        del self._predictors[best:]
+        self.train_score_ = self.train_score_[: best + 1]
+        self.validation_score_ = self.validation_score_[: best + 1]
+        self.best_iteration_ = best
 
     # -- warm start ----------------------------------------------------------
     def _is_fitted(self):
@@ -907,30 +1111,6 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             return False
         reference = scores[-ref] + self.tol
         return not any(s > reference for s in scores[-ref + 1 :])
-
-    def _report_iteration(self, iteration):
-        """Call the per-iteration hook ``self._iteration_callback``, if set.
-
-        A private hook for progress displays (the command line uses it).
-        Set it on an estimator before ``fit`` to any callable
-        ``callback(iteration, max_iter, train_score, validation_score)``; it
-        is called after each boosting iteration with the number of
-        iterations done so far, ``max_iter`` and the latest early-stopping
-        scores (None when early stopping is off, or when there is no
-        validation set). When it returns True, fitting stops there: the
-        estimator keeps the iterations done, and ``n_iter_``, the trees,
-        ``train_score_`` and ``validation_score_`` stay consistent. The fit
-        loop never catches ``KeyboardInterrupt`` itself: a caller that wants
-        Ctrl-C to keep the trees turns SIGINT into a stop request of its
-        callback (see ``eraboost/cli.py``). The hook is not a parameter:
-        ``clone`` drops it.
-        """
-        callback = getattr(self, "_iteration_callback", None)
-        if callback is None:
-            return False
-        train = self.train_score_[-1] if self.train_score_ else None
-        val = self.validation_score_[-1] if self.validation_score_ else None
-        return bool(callback(iteration + 1, self.max_iter, train, val))
 
     def _print_iteration_stats(self, start):
         msg = ""
@@ -1153,6 +1333,37 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         trees whose splits exist in every era; too large a value stops
         growth early. Without eras it acts as a pooled minimum on
         ``min_samples_leaf``.
+    colsample_bytree : float in (0, 1], default=1.0
+        Share of the features each tree may split on: ``round(colsample_bytree
+        * n_features)`` of them (at least one), drawn afresh for each tree
+        (LightGBM's ``feature_fraction``). Histograms, pooled and per era,
+        are built for those features only, so a tree costs about that share
+        of a full one. ``max_features`` then draws, at each split, its share
+        of the tree's features (LightGBM's ``feature_fraction_bynode``);
+        interaction constraints apply within the tree's features.
+    subsample : float in (0, 1], default=1.0
+        Share of the training rows each iteration grows its trees on,
+        ``round(subsample * n)`` rows drawn without replacement (stochastic
+        gradient boosting); the trees' values are then added to the
+        predictions of every training row. With several trees per iteration
+        (multiclass) they share the rows.
+    era_subsample : float in (0, 1], default=1.0
+        Share of the training eras each iteration grows its trees on:
+        ``round(era_subsample * n_eras)`` whole eras drawn without
+        replacement (bagging whole eras), with all their rows; with
+        ``subsample`` too, rows are then drawn among those eras'. Needs eras.
+    keep_best_iteration : bool, default=False
+        With early stopping, keep the model at its best score (the first
+        iteration with the highest validation score, or training score
+        without validation data) instead of the last one, as LightGBM's and
+        XGBoost's best iteration; ``n_iter_``, ``train_score_`` and
+        ``validation_score_`` then end there and ``best_iteration_`` is set.
+        False keeps scikit-learn's behaviour (all iterations done).
+
+    Each of the draws above comes from one generator seeded by
+    ``random_state`` in the main thread: the model is the same whatever the
+    number of threads. At their defaults nothing is drawn and the model is
+    the same as without these parameters.
 
     Attributes
     ----------
@@ -1168,6 +1379,8 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         The categorical features; None when there are none.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
+    best_iteration_ : int
+        The iterations kept, with ``keep_best_iteration=True``.
     feature_importances_ : ndarray of shape (n_features_in_,)
         Pooled split gain per feature over all trees, normalised to sum 1
         (all zeros when no tree has a split); see :mod:`eraboost.inspection`
@@ -1220,6 +1433,10 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         boltzmann_alpha=0.0,
         irf_penalty=0.0,
         min_samples_leaf_per_era=None,
+        colsample_bytree=1.0,
+        subsample=1.0,
+        era_subsample=1.0,
+        keep_best_iteration=False,
     ):
         super().__init__(
             loss=loss,
@@ -1246,6 +1463,10 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
             boltzmann_alpha=boltzmann_alpha,
             irf_penalty=irf_penalty,
             min_samples_leaf_per_era=min_samples_leaf_per_era,
+            colsample_bytree=colsample_bytree,
+            subsample=subsample,
+            era_subsample=era_subsample,
+            keep_best_iteration=keep_best_iteration,
         )
         self.quantile = quantile
 

@@ -14,19 +14,20 @@ from time import perf_counter
 
 import numpy as np
 
-from ._common import BITSET_DTYPE, HIST_DTYPE, NODE_DTYPE
+from ._common import BITSET_DTYPE, MIN_HESSIAN_TO_SPLIT, NODE_DTYPE
 from ._splitting import split_indices, split_indices_categorical
 
 
 class HistogramPool:
-    """Reusable histogram buffers of one fixed size (cells of ``HIST_DTYPE``).
+    """Reusable histogram buffers of a builder (``HistogramBuilder.empty``).
 
     Buffers released by finished nodes serve later nodes and later trees, so
     a fit allocates at most as many buffers as a tree has open nodes.
     """
 
-    def __init__(self, size):
-        self.size = int(size)
+    def __init__(self, builder):
+        self.builder = builder
+        self.size = int(builder.nbytes)
         self._free = []
         self.n_allocated = 0
 
@@ -34,7 +35,7 @@ class HistogramPool:
         if self._free:
             return self._free.pop()
         self.n_allocated += 1
-        return np.empty(self.size, dtype=HIST_DTYPE)
+        return self.builder.empty()
 
     def release(self, buf):
         if buf is not None:
@@ -42,7 +43,7 @@ class HistogramPool:
 
     @property
     def nbytes(self):
-        return self.n_allocated * self.size * HIST_DTYPE.itemsize
+        return self.n_allocated * self.size
 
 
 def available_memory():
@@ -69,17 +70,19 @@ def check_histogram_memory(
     min_samples_leaf,
     budget=None,
     depth_first=False,
+    cell_bytes=20,
 ):
     """Raise MemoryError before fitting if the histograms would not fit.
 
     Estimate, in bytes::
 
-        n_cells x 20 x live
+        n_cells x cell_bytes x live
 
     ``n_cells`` is one node's histogram: ``(n_eras + 1) x sum of each
     feature's bins`` with eras (one row per era and the pooled row;
     ``_histogram.histogram_layout``), plus at most 19 cells of padding per
-    feature, each cell 20 bytes (``hist_t``). ``live``
+    feature, each cell ``cell_bytes``: 12 with constant hessians, 20 (the
+    default, an upper bound) otherwise. ``live``
     is the most histograms alive at once, one per open leaf plus the one
     being built: ``max_leaf_nodes + 1``; without ``max_leaf_nodes`` the
     smallest of ``2 ** max_depth``, ``n_samples / min_samples_leaf`` and
@@ -109,7 +112,7 @@ def check_histogram_memory(
         live = min(n_samples // max(min_samples_leaf, 1), 1024) + 1
         if max_depth is not None:
             live = min(live, 2**max_depth + 1)
-    need = n_cells * HIST_DTYPE.itemsize * live
+    need = n_cells * cell_bytes * live
     if budget is None:
         avail = available_memory()
         if avail is None:
@@ -119,8 +122,8 @@ def check_histogram_memory(
         rows = n_eras + 1 if n_eras > 1 else 1
         raise MemoryError(
             f"the per-era histograms would need about {need / 2**30:.1f} GiB "
-            f"({n_eras} eras x {n_cells // rows} bins over all features x 20 "
-            f"bytes x {live} histograms alive at once), more than the "
+            f"({n_eras} eras x {n_cells // rows} bins over all features x "
+            f"{cell_bytes} bytes x {live} histograms alive at once), more than the "
             f"{budget / 2**30:.1f} GiB available. Use fewer eras per histogram "
             "(group eras together), fewer leaves (max_leaf_nodes), fewer bins "
             "(max_bins) or fewer features."
@@ -220,7 +223,7 @@ class TreeGrower:
         max_leaf_nodes=None,
         max_depth=None,
         min_samples_leaf=20,
-        min_hessian_to_split=1e-3,
+        min_hessian_to_split=MIN_HESSIAN_TO_SPLIT,
         monotonic_cst=None,
         interaction_cst=None,
         feature_fraction_per_split=1.0,
@@ -228,6 +231,7 @@ class TreeGrower:
         shrinkage=1.0,
         n_threads=1,
         depth_first=False,
+        tree_features=None,
     ):
         self.X_binned = X_binned
         self.builder = builder
@@ -258,6 +262,7 @@ class TreeGrower:
             raise ValueError("depth_first growth needs max_leaf_nodes=None")
         self.depth_first = depth_first
         self.all_features = np.arange(self.n_features, dtype=np.uint32)
+        self.tree_features = tree_features
         self._all_sampled = np.ones(self.n_features, dtype=np.uint8)
         self.splittable_nodes = []
         self.finalized_leaves = []
@@ -296,6 +301,13 @@ class TreeGrower:
         else:
             allowed = None
             some_feature = 0
+        if self.tree_features is not None:
+            allowed = (
+                self.tree_features
+                if allowed is None
+                else np.intersect1d(allowed, self.tree_features).astype(np.uint32)
+            )
+            some_feature = int(allowed[0])
         n = self.partition.shape[0]
         root = TreeNode(0, self.partition, 0.0, 0.0, value=0)
         root.allowed_features = allowed
@@ -306,17 +318,16 @@ class TreeGrower:
         f = some_feature
         nb = int(self.n_bins_non_missing[f]) + 1
         n_rows = self.builder.n_eras
-        block = root.histograms[self.offsets[f] : self.offsets[f] + n_rows * nb]
-        block = block.reshape(n_rows, nb)  # (eras, bins)
+        block = self.builder.block(root.histograms, f)  # (eras, bins) arrays
         full = np.zeros(self.max_bins + 1)
-        full[: nb - 1] = block["g"][:, : nb - 1].sum(axis=0)
-        full[self.max_bins] = block["g"][:, nb - 1].sum()
+        full[: nb - 1] = block["g"][:n_rows, : nb - 1].sum(axis=0)
+        full[self.max_bins] = block["g"][:n_rows, nb - 1].sum()
         root.sum_gradients = full.sum()
         if self.builder.hessians_are_constant:
             root.sum_hessians = self.builder.constant_hessian * n
         else:
-            full[: nb - 1] = block["h"][:, : nb - 1].sum(axis=0)
-            full[self.max_bins] = block["h"][:, nb - 1].sum()
+            full[: nb - 1] = block["h"][:n_rows, : nb - 1].sum(axis=0)
+            full[self.max_bins] = block["h"][:n_rows, nb - 1].sum()
             root.sum_hessians = full.sum()
         if (
             n < 2 * self.min_samples_leaf
@@ -409,8 +420,12 @@ class TreeGrower:
         node.left_child, node.right_child = left, right
         if self.interaction_cst is not None:
             allowed, indices = self._compute_interactions(node)
+            if self.tree_features is not None:
+                allowed = np.intersect1d(allowed, self.tree_features).astype(np.uint32)
             left.allowed_features = right.allowed_features = allowed
             left.interaction_cst_indices = right.interaction_cst_indices = indices
+        else:
+            left.allowed_features = right.allowed_features = node.allowed_features
         if not self.has_missing_values[info.feature_idx]:
             info.missing_go_to_left = left.n_samples > right.n_samples
         self.n_nodes += 2

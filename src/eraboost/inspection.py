@@ -191,12 +191,13 @@ def era_importances(estimator, X, y, eras, *, sample_weight=None, return_eras=Fa
         Row weights, which scale the gradients and hessians as in ``fit``
         (a classifier's ``class_weight`` applies too, computed on ``y``).
     return_eras : bool, default=False
-        Also return the sorted era labels.
+        Also return the era labels.
 
     Returns
     -------
     eras : ndarray of shape (n_eras,)
-        The sorted distinct era labels (only with ``return_eras=True``).
+        The distinct era labels in their natural order, as
+        :func:`eraboost.era_scores` gives them (only with ``return_eras=True``).
     importances : ndarray of shape (n_eras, n_features_in_)
         Row ``i`` holds era ``eras[i]``'s improvements, in the units of the
         gains; summed over eras (``lam = 0``), the pooled gains of each

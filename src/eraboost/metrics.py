@@ -73,6 +73,75 @@ _METRICS = {
 }
 _CONTINUOUS = ("pearson", "spearman", "numerai_corr", "mse", "roc_auc")
 
+#: The names of :func:`era_scores`' built-in metrics.
+METRIC_NAMES = tuple(_METRICS)
+
+
+def greater_is_better(metric):
+    """Whether a larger value of ``metric`` is better (False for ``"mse"``;
+    True for a callable, which must score larger-is-better)."""
+    return callable(metric) or _METRICS[_check_metric(metric)][1] > 0
+
+
+# -- the correlations of all eras at once --------------------------------------
+# The same values as the per-era functions above, computed with a few sorts
+# and bincounts over all rows instead of a Python loop over eras (early
+# stopping scores hundreds of eras every iteration).
+def _grouped_ranks(values, codes, starts):
+    """Average ranks (1-based, ties share their mean) within each era."""
+    order = np.lexsort((values, codes))
+    v, c = values[order], codes[order]
+    new = np.ones(v.size, dtype=bool)
+    new[1:] = (c[1:] != c[:-1]) | (v[1:] != v[:-1])
+    first = np.flatnonzero(new)
+    stop = np.append(first[1:], v.size)
+    run = np.cumsum(new) - 1
+    ranks = np.empty(v.size)
+    # positions first .. stop - 1 hold ranks first + 1 .. stop (0-based first)
+    ranks[order] = (first[run] + stop[run] + 1) / 2 - starts[c]
+    return ranks
+
+
+def _grouped_pearson(a, b, codes, counts, varies):
+    """Pearson correlation per era; 0 where ``varies`` is False."""
+    n_eras = counts.size
+    safe = np.maximum(counts, 1)
+    da = a - (np.bincount(codes, a, n_eras) / safe)[codes]
+    db = b - (np.bincount(codes, b, n_eras) / safe)[codes]
+    cov = np.bincount(codes, da * db, n_eras)
+    var = np.bincount(codes, da * da, n_eras) * np.bincount(codes, db * db, n_eras)
+    out = np.zeros(n_eras)
+    ok = varies & (var > 0)
+    out[ok] = cov[ok] / np.sqrt(var[ok])
+    return out
+
+
+def _grouped_scores(metric, y_true, y_pred, codes, n_eras):
+    """``"pearson"``, ``"spearman"`` or ``"numerai_corr"`` of every era."""
+    counts = np.bincount(codes, minlength=n_eras)
+    starts = np.cumsum(counts) - counts
+
+    def varies(x):
+        lo = np.full(n_eras, np.inf)
+        hi = np.full(n_eras, -np.inf)
+        np.minimum.at(lo, codes, x)
+        np.maximum.at(hi, codes, x)
+        return hi > lo
+
+    moving = varies(y_true) & varies(y_pred)
+    if metric == "pearson":
+        return _grouped_pearson(y_true, y_pred, codes, counts, moving)
+    pred_ranks = _grouped_ranks(y_pred, codes, starts)
+    if metric == "spearman":
+        true_ranks = _grouped_ranks(y_true, codes, starts)
+        return _grouped_pearson(true_ranks, pred_ranks, codes, counts, moving)
+    gauss = ndtri((pred_ranks - 0.5) / counts[codes])
+    mean = np.bincount(codes, y_true, n_eras) / np.maximum(counts, 1)
+    target = y_true - mean[codes]
+    return _grouped_pearson(
+        _signed_pow_15(target), _signed_pow_15(gauss), codes, counts, moving
+    )
+
 
 def _check_metric(metric):
     if callable(metric):
@@ -121,12 +190,19 @@ def era_scores(y_true, y_pred, eras, metric="pearson", *, return_eras=False):
     Returns
     -------
     eras : ndarray of shape (n_eras,)
-        The sorted distinct era labels (only with ``return_eras=True``).
-    scores : ndarray of shape (n_eras,)
-        One score per era, in the order of the sorted era labels (the order
-        that :func:`era_summary` takes as time).
+        The distinct era labels in their natural order (only with
+        ``return_eras=True``): numbers and dates in their own order, strings
+        that read as numbers by value, other strings with runs of digits
+        compared as numbers (``"era2"`` before ``"era10"``).
+    scores : ndarray or pandas Series of shape (n_eras,)
+        One score per era, in the natural order of the era labels (the order
+        that :func:`era_summary` takes as time). When any input is a pandas
+        object, a Series indexed by era label (the index named after the
+        eras Series, else ``"era"``).
     """
     metric = _check_metric(metric)
+    as_series = any(_is_pandas(a) for a in (y_true, y_pred, eras))
+    era_name = getattr(eras, "name", None) if _is_pandas(eras) else None
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
     if y_true.ndim != 1 or y_pred.ndim != 1:
@@ -159,8 +235,24 @@ def era_scores(y_true, y_pred, eras, metric="pearson", *, return_eras=False):
                 f"has {classes.size}."
             )
         extra = (classes[1],)
-    func = metric if callable(metric) else _METRICS[metric][0]
+    if metric in ("pearson", "spearman", "numerai_corr"):
+        scores = _grouped_scores(metric, y_true, y_pred, codes, labels.size)
+    else:
+        scores = _scores_era_by_era(metric, y_true, y_pred, codes, labels, extra)
+    if as_series:
+        import pandas as pd
 
+        scores = pd.Series(
+            scores,
+            index=pd.Index(labels, name=era_name if era_name is not None else "era"),
+            name=metric if isinstance(metric, str) else "score",
+        )
+    return (labels, scores) if return_eras else scores
+
+
+def _scores_era_by_era(metric, y_true, y_pred, codes, labels, extra):
+    """One call of the metric's function per era."""
+    func = metric if callable(metric) else _METRICS[metric][0]
     order = np.argsort(codes, kind="stable")
     ends = np.cumsum(np.bincount(codes, minlength=labels.size))
     scores = np.empty(labels.size)
@@ -173,7 +265,12 @@ def era_scores(y_true, y_pred, eras, metric="pearson", *, return_eras=False):
         except ValueError as exc:
             label = labels[e].item() if hasattr(labels[e], "item") else labels[e]
             raise ValueError(f"era {label!r}: {exc}") from None
-    return (labels, scores) if return_eras else scores
+    return scores
+
+
+def _is_pandas(obj):
+    """Whether ``obj`` is a pandas object (without importing pandas)."""
+    return type(obj).__module__.partition(".")[0] == "pandas"
 
 
 def era_summary(scores, *, greater_is_better=True):
@@ -262,7 +359,14 @@ class EraScorer:
     def _sign(self):
         return 1 if callable(self.metric) else _METRICS[self.metric][1]
 
-    def _response(self, estimator, X):
+    def response(self, estimator, X):
+        """What this scorer scores: ``decision_function`` (or the positive
+        class's ``predict_proba``) for ``"roc_auc"``, ``predict`` otherwise.
+
+        Returns
+        -------
+        response : ndarray of shape (n_samples,)
+        """
         if self.metric == "roc_auc":
             if hasattr(estimator, "decision_function"):
                 return np.asarray(estimator.decision_function(X))
@@ -302,7 +406,7 @@ class EraScorer:
                 "estimator.set_fit_request(eras=True))."
             )
         scores = self._sign() * era_scores(
-            y_true, self._response(estimator, X), eras, self.metric
+            y_true, self.response(estimator, X), eras, self.metric
         )
         if self.aggregate == "mean":
             return float(scores.mean())

@@ -1,10 +1,10 @@
 """Era-aware cross-validation and worst-fold model selection.
 
 The splitters keep whole eras together (``groups=eras``) and take eras in the
-order of their sorted labels, which they treat as time. With metadata
-routing on, they read the groups from the ``eras`` metadata by default, so
-``params={"eras": eras}`` feeds the splitter, the estimator and an era
-scorer at once.
+natural order of their labels (``"era2"`` before ``"era10"``, dates in time),
+which they treat as time. With metadata routing on, they read the groups
+from the ``eras`` metadata by default, so ``params={"eras": eras}`` feeds
+the splitter, the estimator and an era scorer at once.
 """
 
 from numbers import Integral
@@ -82,7 +82,7 @@ class _EraSplitter(BaseCrossValidator):
             raise ValueError(
                 f"{type(self).__name__}: embargo={self.embargo} leaves no "
                 f"training eras for the test eras {test[0]}..{test[-1]} (era "
-                f"positions in sorted order, of {n_eras}); lower embargo or "
+                f"positions in era order, of {n_eras}); lower embargo or "
                 "n_splits, or give more eras."
             )
         return train, test
@@ -91,11 +91,11 @@ class _EraSplitter(BaseCrossValidator):
 class EraKFold(_EraSplitter):
     """K-fold over contiguous blocks of whole eras.
 
-    The distinct eras, sorted by label, are cut into ``n_splits`` contiguous
-    blocks of consecutive eras (their numbers of eras differ by at most one).
-    Each block is the test set once; the other eras, less ``embargo`` eras
-    on each side of the block, are the training set. No era is on both
-    sides and every era is tested exactly once.
+    The distinct eras, in the natural order of their labels, are cut into
+    ``n_splits`` contiguous blocks of consecutive eras (their numbers of
+    eras differ by at most one). Each block is the test set once; the other
+    eras, less ``embargo`` eras on each side of the block, are the training
+    set. No era is on both sides and every era is tested exactly once.
 
     Parameters
     ----------
@@ -139,7 +139,7 @@ class EraKFold(_EraSplitter):
 class EraTimeSeriesSplit(_EraSplitter):
     """Walk-forward splits of whole eras, with an embargo.
 
-    Eras are sorted by label and taken as time. The last
+    Eras are taken as time in the natural order of their labels. The last
     ``n_splits * test_eras`` eras form ``n_splits`` consecutive test blocks.
     Each block is trained on the eras before it, less the ``embargo`` eras
     right before it (and, with ``train_after=True``, also on the eras after
@@ -267,6 +267,11 @@ def worst_fold_refit(cv_results, metric="score"):
     broken by the larger mean test score, then by the first candidate.
     Combined with an era scorer using ``aggregate="min"``, it selects on the
     single worst era.
+
+    With a callable ``refit`` scikit-learn does not set ``best_score_``; the
+    chosen candidate's worst-fold score is
+    ``worst_fold_scores(search.cv_results_)[search.best_index_]`` and its
+    mean score ``search.cv_results_["mean_test_score"][search.best_index_]``.
 
     Parameters
     ----------

@@ -73,7 +73,7 @@ def _check_features(X, features):
 
 
 def _era_rows(eras, n):
-    """Sorted era labels and the row indices of each era."""
+    """Era labels (natural order) and the row indices of each era."""
     codes, labels = check_eras(eras, n)
     order = np.argsort(codes, kind="stable")
     ends = np.cumsum(np.bincount(codes, minlength=labels.size))
@@ -96,18 +96,20 @@ def numerai_corr(y_true, y_pred, eras, *, return_eras=False):
     eras : array-like of shape (n_samples,)
         Era label of each row.
     return_eras : bool, default=False
-        Also return the sorted era labels.
+        Also return the era labels (natural order, as ``era_scores``).
 
     Returns
     -------
     eras : ndarray of shape (n_eras,)
         Only with ``return_eras=True``.
     scores : ndarray of shape (n_eras,)
-        One score per era, in the order of the sorted era labels.
+        One score per era, in the era labels' natural order.
     """
     scoring, pd = _scoring()
     y_pred = _check_predictions(y_pred)
     y_true = _check_predictions(y_true, y_pred.shape[0], name="y_true")
+    if isinstance(eras, (pd.Series, pd.Index)):
+        eras = eras.to_numpy()  # an array of scores, as the other helpers
 
     def one_era(target, pred):
         frame = pd.DataFrame({"prediction": pred})
@@ -132,14 +134,14 @@ def feature_exposure(y_pred, X, eras, *, features=None, return_eras=False):
     features : list of column names (DataFrame) or indices, default=None
         The columns to measure against; all by default.
     return_eras : bool, default=False
-        Also return the sorted era labels.
+        Also return the era labels (natural order, as ``era_scores``).
 
     Returns
     -------
     eras : ndarray of shape (n_eras,)
         Only with ``return_eras=True``.
     exposure : ndarray of shape (n_eras,)
-        In ``[0, 1]``, one per era in the order of the sorted era labels. An
+        In ``[0, 1]``, one per era in the era labels' natural order. An
         era in which the predictions or every feature are constant has no
         correlation to measure: ValueError.
     """

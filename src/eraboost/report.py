@@ -2,12 +2,14 @@
 
 :func:`write_report` writes, into a folder:
 
-- ``era_scores.csv``: one row per era (sorted by era label, the time order
-  of :func:`eraboost.metrics.era_summary`), one column per model;
+- ``era_scores.csv``: one row per era (in the natural order of the era
+  labels, the time order of :func:`eraboost.metrics.era_summary`), one
+  column per model;
 - ``summary.csv``: one row per model, :func:`eraboost.metrics.era_summary`
   of its per-era scores (mean, std, Sharpe, worst era and its label, share
   of positive eras, maximum drawdown, number of eras);
-- ``era_scores.png``: the per-era scores as bars, the models side by side;
+- ``era_scores.png``: the per-era scores, the models side by side (bars up
+  to 60 eras, lines with a moving mean beyond);
 - ``cumulative.png``: the cumulative score over eras, one line per model.
 
 The plots need matplotlib (``pip install eraboost[cli]``); it is imported
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .metrics import _METRICS, era_scores, era_summary
+from .metrics import era_scores, era_summary, greater_is_better
 
 SUMMARY_FIELDS = (
     "model",
@@ -50,13 +52,13 @@ def compare_models(predictions, y_true, eras, metric="pearson"):
     Returns
     -------
     labels : ndarray of shape (n_eras,)
-        The sorted era labels.
+        The era labels in their natural order.
     scores : dict of str to ndarray of shape (n_eras,)
     summaries : dict of str to dict
         :func:`~eraboost.metrics.era_summary` of each model's scores, plus
         ``"worst_era"``, the label of the worst era.
     """
-    greater = metric not in _METRICS or _METRICS[metric][1] > 0
+    greater = greater_is_better(metric)
     labels, scores, summaries = None, {}, {}
     for name, pred in predictions.items():
         labels, s = era_scores(y_true, pred, eras, metric, return_eras=True)
@@ -147,26 +149,74 @@ def _era_axis(ax, labels):
     ax.set_xlim(-0.7, n - 0.3)
 
 
-def plot_era_scores(path, labels, scores, metric):
-    """Bars of the per-era scores, the models side by side, to a PNG file."""
+# Above this many eras the per-era scores are drawn as lines with a moving
+# mean instead of bars (300 eras of bars are an unreadable thicket).
+MAX_BAR_ERAS = 60
+
+
+def era_scores_figure(labels, scores, metric):
+    """The figure of the per-era scores, eras in their natural order.
+
+    Up to ``MAX_BAR_ERAS`` eras: bars, the models side by side. More: each
+    model's per-era scores as a thin line and their centred moving mean over
+    ``max(5, n_eras // 30)`` eras as a thick one.
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    """
     plt = _pyplot()
     n, k = len(labels), len(scores)
-    fig, ax = plt.subplots(figsize=(min(14, 5 + 0.12 * n * k), 3.6), dpi=90)
-    width = 0.8 / k
     x = np.arange(n)
-    for i, (name, s) in enumerate(scores.items()):
-        ax.bar(
-            x - 0.4 + width * (i + 0.5),
-            s,
-            width=width,
-            label=f"{name} (mean {s.mean():.4g})",
-        )
+    if n <= MAX_BAR_ERAS:
+        fig, ax = plt.subplots(figsize=(min(14, 5 + 0.12 * n * k), 3.6), dpi=90)
+        width = 0.8 / k
+        for i, (name, s) in enumerate(scores.items()):
+            ax.bar(
+                x - 0.4 + width * (i + 0.5),
+                s,
+                width=width,
+                label=f"{name} (mean {np.mean(s):.4g})",
+            )
+        title = f"Per-era {metric}"
+    else:
+        window = max(5, n // 30)
+        fig, ax = plt.subplots(figsize=(12, 3.6), dpi=90)
+        for i, (name, s) in enumerate(scores.items()):
+            colour = f"C{i % 10}"
+            s = np.asarray(s, dtype=np.float64)
+            ax.plot(x, s, color=colour, linewidth=0.6, alpha=0.35)
+            ax.plot(
+                x,
+                _moving_mean(s, window),
+                color=colour,
+                linewidth=2.0,
+                label=f"{name} (mean {s.mean():.4g})",
+            )
+        title = f"Per-era {metric} (thick: moving mean over {window} eras)"
     ax.axhline(0, color="black", linewidth=0.6)
     _era_axis(ax, labels)
     ax.set_ylabel(metric)
-    ax.set_title(f"Per-era {metric}")
+    ax.set_title(title)
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
+    return fig
+
+
+def _moving_mean(values, window):
+    """Centred moving mean; the window shrinks at both ends."""
+    csum = np.concatenate(([0.0], np.cumsum(values)))
+    half = window // 2
+    idx = np.arange(values.size)
+    lo = np.maximum(idx - half, 0)
+    hi = np.minimum(idx + window - half, values.size)
+    return (csum[hi] - csum[lo]) / (hi - lo)
+
+
+def plot_era_scores(path, labels, scores, metric):
+    """The per-era scores (:func:`era_scores_figure`) to a PNG file."""
+    plt = _pyplot()
+    fig = era_scores_figure(labels, scores, metric)
     fig.savefig(path)
     plt.close(fig)
 

@@ -1,0 +1,208 @@
+"""One engine setup for every estimator: histograms, splitter, row order.
+
+The boosters and the forests grow their trees on the same parts: a
+histogram builder over the binned matrix (one row per era when the
+criterion needs eras), a histogram pool, and a splitter holding the
+criterion's settings. :func:`build_engine` assembles them from an
+:class:`EngineSettings` and decides, in one place, when the era-aware
+machinery is used: only when an era-aware option is set and the training
+rows hold at least two eras. Otherwise every option reduces to its pooled
+behaviour (the per-era minimum becomes a pooled minimum).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._common import MIN_HESSIAN_TO_SPLIT, SPLIT_TYPES
+from ._histogram import HistogramBuilder, histogram_layout
+from ._splitting import PENALTY_KINDS, Splitter
+from .grower import HistogramPool, check_histogram_memory
+
+__all__ = ["MIN_HESSIAN_TO_SPLIT", "Engine", "EngineSettings", "build_engine"]
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """The criterion and growth limits the engine is built for.
+
+    Attributes
+    ----------
+    split_type : {"original", "era", "directional"}
+    boltzmann_alpha : float
+    l2_regularization : float
+    min_samples_leaf : int
+    irf_penalty : float
+        0 is off.
+    min_samples_leaf_per_era : int or None
+        None is off.
+    penalty_kind : {"value_variance", "rate_spread"}
+        The boosters' invariance penalty, or the forests' changing-rate one.
+    max_leaf_nodes, max_depth : int or None
+        Bound the histograms alive at once (the memory check).
+    depth_first : bool
+        Trees grown depth first (forests), for the memory check.
+    """
+
+    split_type: str = "original"
+    boltzmann_alpha: float = 0.0
+    l2_regularization: float = 0.0
+    min_samples_leaf: int = 20
+    irf_penalty: float = 0.0
+    min_samples_leaf_per_era: int | None = None
+    penalty_kind: str = "value_variance"
+    max_leaf_nodes: int | None = None
+    max_depth: int | None = None
+    depth_first: bool = False
+
+    @property
+    def era_aware(self):
+        """Whether any option needs per-era sums."""
+        return (
+            self.split_type != "original"
+            or self.irf_penalty > 0
+            or self.min_samples_leaf_per_era is not None
+        )
+
+
+@dataclass
+class Engine:
+    """The assembled parts.
+
+    Attributes
+    ----------
+    builder : HistogramBuilder
+    splitter : Splitter
+    pool : HistogramPool
+    offsets : ndarray of uint32
+        Where each feature's histogram block starts (``histogram_layout``).
+    n_eras : int
+        Eras in the histograms: 1 when the criterion is pooled.
+    min_samples_leaf : int
+        The pooled minimum the grower must use (raised to the per-era
+        minimum when the criterion is pooled).
+    root_rows : ndarray of uint32
+        The training rows grouped by era (stable), the root's sample
+        indices.
+    root_rows_are_identity : bool
+        Whether ``root_rows`` is ``0 .. n - 1``.
+    has_missing : ndarray of uint8
+        Whether each feature has missing values in the training rows.
+    """
+
+    builder: HistogramBuilder
+    splitter: Splitter
+    pool: HistogramPool
+    offsets: np.ndarray
+    n_eras: int
+    min_samples_leaf: int
+    root_rows: np.ndarray
+    root_rows_are_identity: bool
+    has_missing: np.ndarray
+
+
+def build_engine(
+    settings,
+    X_binned,
+    bin_mapper,
+    era_codes,
+    gradients,
+    hessians,
+    *,
+    has_missing,
+    monotonic_cst=None,
+    is_categorical=None,
+    n_threads=1,
+):
+    """Assemble the histogram builder, pool and splitter of a fit.
+
+    Parameters
+    ----------
+    settings : EngineSettings
+    X_binned : ndarray of uint8, shape (n_samples, n_features)
+    bin_mapper : BinMapper
+        Fitted; gives each feature's number of bins.
+    era_codes : ndarray of int32 of shape (n_samples,) or None
+        Codes ``0 .. n_eras - 1`` of the training rows, each used
+        (``EncodedEras.codes``); None without eras.
+    gradients, hessians : ndarray of float32, shape (n_samples,)
+        The arrays the builder reads (updated in place between trees, or
+        replaced through ``builder.update_gradients``); hessians of shape
+        (1,) mean a constant hessian.
+    has_missing : ndarray of uint8
+    monotonic_cst : ndarray of int8 or None
+    is_categorical : ndarray of uint8 or None
+    n_threads : int
+
+    Returns
+    -------
+    engine : Engine
+    """
+    n_features = X_binned.shape[1]
+    n_eras = 1 if era_codes is None else int(era_codes.max(initial=-1)) + 1
+    use_eras = settings.era_aware and n_eras >= 2
+    min_samples_leaf = int(settings.min_samples_leaf)
+    if use_eras:
+        codes, split_type = era_codes, SPLIT_TYPES[settings.split_type]
+    else:
+        codes, split_type, n_eras = None, SPLIT_TYPES["original"], 1
+        # one era: the per-era minimum is a pooled minimum
+        min_samples_leaf = max(min_samples_leaf, settings.min_samples_leaf_per_era or 0)
+
+    offsets = histogram_layout(bin_mapper.n_bins_, n_eras)
+    if n_eras > 1:
+        check_histogram_memory(
+            int(offsets[-1]),
+            n_eras,
+            settings.max_leaf_nodes,
+            settings.max_depth,
+            X_binned.shape[0],
+            min_samples_leaf,
+            depth_first=settings.depth_first,
+            cell_bytes=12 if hessians.shape[0] == 1 else 20,
+        )
+    builder = HistogramBuilder(
+        X_binned,
+        bin_mapper.n_bins_,
+        offsets,
+        n_eras,
+        codes,
+        gradients,
+        hessians,
+        n_threads,
+    )
+    splitter = Splitter(
+        bin_mapper.n_bins_,
+        offsets,
+        n_eras,
+        has_missing,
+        np.zeros(n_features, dtype=np.int8) if monotonic_cst is None else monotonic_cst,
+        split_type,
+        float(settings.boltzmann_alpha),
+        float(settings.l2_regularization),
+        MIN_HESSIAN_TO_SPLIT,
+        min_samples_leaf,
+        bool(builder.hessians_are_constant),
+        n_threads,
+        is_categorical=is_categorical,
+        irf_penalty=float(settings.irf_penalty),
+        min_samples_leaf_per_era=int(settings.min_samples_leaf_per_era or 0),
+        irf_kind=PENALTY_KINDS[settings.penalty_kind],
+    )
+    if codes is None:
+        root_rows = np.arange(X_binned.shape[0], dtype=np.uint32)
+        identity = True
+    else:
+        root_rows = np.argsort(codes, kind="stable").astype(np.uint32)
+        identity = bool(np.all(np.diff(codes) >= 0))
+    return Engine(
+        builder=builder,
+        splitter=splitter,
+        pool=HistogramPool(builder),
+        offsets=offsets,
+        n_eras=n_eras,
+        min_samples_leaf=min_samples_leaf,
+        root_rows=root_rows,
+        root_rows_are_identity=identity,
+        has_missing=has_missing,
+    )

@@ -1,0 +1,86 @@
+"""Binning of float features against scikit-learn's ``_BinMapper``.
+
+eraboost's trees equal scikit-learn's only if every value lands in the same
+bin: thresholds, the missing-value bin, subsampling, weights, categorical
+features and ``max_bins`` are compared here on hand-made columns (integer
+input has its own tests in ``test_int_input.py``).
+"""
+
+import numpy as np
+import pytest
+from sklearn.ensemble._hist_gradient_boosting.binning import (
+    _BinMapper as SkBinMapper,
+)
+
+from eraboost.binning import BinMapper
+
+
+def assert_same_binning(X, max_bins=255, sample_weight=None, **kw):
+    ours = BinMapper(max_bins=max_bins, random_state=0, **kw)
+    ref = SkBinMapper(n_bins=max_bins + 1, random_state=0, **kw)
+    got = ours.fit_transform(X, sample_weight)
+    want = ref.fit_transform(X, sample_weight=sample_weight)
+    # scikit-learn's missing-value bin is always bin max_bins; eraboost's is
+    # each feature's own last bin (histograms sized to the real bin count)
+    is_missing = got == ours.missing_bin_[None, :]
+    np.testing.assert_array_equal(
+        np.where(is_missing, ref.missing_values_bin_idx_, got), want
+    )
+    np.testing.assert_array_equal(ours.n_bins_non_missing_, ref.n_bins_non_missing_)
+    for a, b in zip(ours.bin_thresholds_, ref.bin_thresholds_):
+        np.testing.assert_array_equal(a, b)
+    # the missing-value bin is each feature's own last bin
+    miss = np.isnan(X)
+    for f in range(X.shape[1]):
+        assert (got[miss[:, f], f] == ours.missing_bin_[f]).all()
+        assert (got[~miss[:, f], f] < ours.missing_bin_[f]).all()
+    return ours
+
+
+@pytest.mark.parametrize("max_bins", [2, 5, 16, 255])
+def test_float_bins_equal_sklearn(max_bins):
+    rng = np.random.RandomState(0)
+    X = np.column_stack(
+        [
+            rng.normal(size=3000),  # continuous: quantiles
+            rng.randint(0, 4, size=3000).astype(float),  # few distinct values
+            np.round(rng.exponential(size=3000), 1),  # ties
+            np.zeros(3000),  # constant
+        ]
+    )
+    X[rng.rand(*X.shape) < 0.07] = np.nan
+    assert_same_binning(X, max_bins)
+
+
+def test_subsampled_and_weighted_bins_equal_sklearn():
+    rng = np.random.RandomState(1)
+    X = rng.standard_t(3, size=(250_000, 2))  # above the 2e5-row subsample
+    assert_same_binning(X, 64)
+    Xs = X[:5000]
+    assert_same_binning(Xs, 32, sample_weight=rng.uniform(0.1, 5, size=5000))
+
+
+def test_values_outside_the_fitted_range():
+    rng = np.random.RandomState(2)
+    X = rng.normal(size=(1000, 1))
+    ours = BinMapper(max_bins=16, random_state=0).fit(X)
+    ref = SkBinMapper(n_bins=17, random_state=0).fit(X)
+    new = np.array([[-1e300], [-np.inf], [1e300], [np.inf], [np.nan], [0.0]])
+    got = ours.transform(new)
+    got = np.where(got == ours.missing_bin_, ref.missing_values_bin_idx_, got)
+    np.testing.assert_array_equal(got, ref.transform(new))
+
+
+def test_categorical_bins_are_the_categories():
+    rng = np.random.RandomState(3)
+    cats = rng.randint(0, 5, size=(500, 1)).astype(float)
+    cats[::17] = np.nan
+    num = rng.normal(size=(500, 1))
+    X = np.hstack([cats, num])
+    is_cat = np.array([True, False])
+    known = [np.arange(5, dtype=float), None]
+    ours = assert_same_binning(X, 255, is_categorical=is_cat, known_categories=known)
+    # categories 0..4 are bins 0..4
+    got = ours.transform(X)
+    ok = ~np.isnan(X[:, 0])
+    np.testing.assert_array_equal(got[ok, 0], X[ok, 0].astype(np.uint8))

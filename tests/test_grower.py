@@ -1,0 +1,166 @@
+"""The tree grower on hand-made data, against the NumPy reference.
+
+Each test bins a small matrix, assembles the engine (``engine.build_engine``)
+and grows trees with ``TreeGrower`` directly (no estimator): every split
+node must be the split the reference chooses on that node's rows, leaf
+values are the pooled Newton values, best-first growth opens the leaf
+whose best split scores highest by the criterion, and the growth limits
+hold.
+"""
+
+import numpy as np
+import pytest
+from reference import best_split
+from test_criteria import check_tree
+
+from eraboost.binning import BinMapper
+from eraboost.engine import EngineSettings, build_engine
+from eraboost.grower import TreeGrower
+
+SPLIT_TYPES = ["original", "era", "directional"]
+
+
+def make_data(seed, n_eras=5, n=600, p=4):
+    """Integer features (some missing), eras of unequal size, a target whose
+    feature-2 effect flips sign with the era."""
+    rng = np.random.RandomState(seed)
+    eras = np.sort(rng.randint(0, n_eras, size=n))
+    X = rng.randint(0, 7, size=(n, p)).astype(np.float64)
+    X[rng.rand(n, p) < 0.05] = np.nan
+    sign = np.where(np.arange(n_eras) % 2 == 0, 1.0, -1.0)[eras]
+    y = np.nan_to_num(X[:, 0]) + sign * np.nan_to_num(X[:, 2]) + rng.normal(size=n)
+    return X, y, eras
+
+
+def grow(X, y, eras, split_type, alpha=0.0, lam=0.0, msl=5, shrinkage=1.0, **limits):
+    """Bin, assemble the engine and grow one tree on the squared-error
+    gradients at the mean; returns (grower, bin mapper, X_binned, g, h)."""
+    bm = BinMapper(max_bins=255, random_state=0)
+    Xb = bm.fit_transform(X)
+    g = (np.mean(y) - y).astype(np.float32)
+    h = np.ones(1, dtype=np.float32)  # a constant hessian
+    settings = EngineSettings(
+        split_type=split_type,
+        boltzmann_alpha=alpha,
+        l2_regularization=lam,
+        min_samples_leaf=msl,
+        max_leaf_nodes=limits.get("max_leaf_nodes"),
+        max_depth=limits.get("max_depth"),
+    )
+    engine = build_engine(
+        settings,
+        Xb,
+        bm,
+        eras.astype(np.int32),
+        g,
+        h,
+        has_missing=bm.has_missing_values(Xb),
+    )
+    grower = TreeGrower(
+        Xb,
+        engine.builder,
+        engine.splitter,
+        engine.pool,
+        engine.root_rows.copy(),
+        engine.root_rows_are_identity,
+        bm.n_bins_non_missing_,
+        engine.has_missing,
+        engine.offsets,
+        255,
+        min_samples_leaf=engine.min_samples_leaf,
+        shrinkage=shrinkage,
+        **limits,
+    )
+    grower.grow()
+    return grower, bm, Xb, g.astype(np.float64), np.ones(len(y))
+
+
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+@pytest.mark.parametrize("alpha", [-np.inf, 0.0])
+@pytest.mark.parametrize("seed", range(3))
+def test_every_node_is_the_reference_split(split_type, alpha, seed):
+    X, y, eras = make_data(seed)
+    grower, bm, Xb, g, h = grow(X, y, eras, split_type, alpha, max_depth=3)
+    nodes = grower.make_predictor(bm.bin_thresholds_).nodes
+    n_checked = check_tree(
+        nodes,
+        bm,
+        Xb,
+        g,
+        h,
+        eras,
+        np.arange(len(y)),
+        0,
+        split_type,
+        alpha,
+        0.0,
+        5,
+        0,
+        3,
+    )
+    assert n_checked >= 3  # the root and at least its two children split
+
+
+@pytest.mark.parametrize("lam, shrinkage", [(0.0, 1.0), (2.0, 0.1)])
+def test_leaf_values_are_pooled_newton_values(lam, shrinkage):
+    X, y, eras = make_data(7)
+    grower, *_ = grow(X, y, eras, "era", lam=lam, shrinkage=shrinkage, max_leaf_nodes=8)
+    g = np.mean(y) - y
+    assert len(grower.finalized_leaves) == 8
+    covered = np.concatenate([leaf.sample_indices for leaf in grower.finalized_leaves])
+    assert np.array_equal(np.sort(covered), np.arange(len(y)))
+    for leaf in grower.finalized_leaves:
+        rows = leaf.sample_indices
+        expected = -shrinkage * g[rows].sum() / (len(rows) + lam)
+        assert leaf.value == pytest.approx(expected, rel=1e-5, abs=1e-9)
+
+
+def _leaf_rows(grower):
+    return {tuple(np.sort(leaf.sample_indices)) for leaf in grower.finalized_leaves}
+
+
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+def test_best_first_opens_the_best_leaf(split_type):
+    """The tree with k + 1 leaves splits, among the k leaves of the tree with
+    k leaves, the one whose reference split scores highest."""
+    X, y, eras = make_data(3)
+    g = np.mean(y) - y
+    h = np.ones(len(y))
+    for k in range(2, 6):
+        small, bm, Xb, *_ = grow(X, y, eras, split_type, max_leaf_nodes=k)
+        big, *_ = grow(X, y, eras, split_type, max_leaf_nodes=k + 1)
+        before, after = _leaf_rows(small), _leaf_rows(big)
+        split_leaf = before - after
+        assert len(split_leaf) == 1, "exactly one leaf is opened"
+        has_missing = (Xb == bm.missing_bin_[None, :]).any(axis=0)
+        keys = {}
+        for rows in before:
+            ref = best_split(
+                Xb,
+                g,
+                h,
+                eras,
+                np.array(rows),
+                bm.n_bins_non_missing_,
+                has_missing,
+                split_type,
+                0.0,
+                0.0,
+                5,
+            )
+            if ref is not None:
+                # the growth order: gain, S_era, or (D, S_era)
+                keys[rows] = ref[3][:2] if split_type == "directional" else ref[3]
+        assert split_leaf.pop() == max(keys, key=keys.get)
+
+
+def test_growth_limits():
+    X, y, eras = make_data(4)
+    grower, *_ = grow(X, y, eras, "era", msl=40, max_depth=2)
+    leaves = grower.finalized_leaves
+    assert all(len(leaf.sample_indices) >= 40 for leaf in leaves)
+    assert all(leaf.depth <= 2 for leaf in leaves)
+    assert len(leaves) <= 4
+    # nothing to gain: a constant target gives a single leaf
+    grower, *_ = grow(X, np.zeros_like(y), eras, "era", max_leaf_nodes=8)
+    assert len(grower.finalized_leaves) == 1
