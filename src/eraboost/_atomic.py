@@ -16,7 +16,7 @@ renamed or deleted, whatever happens.
 import os
 import stat
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 
 def _umask():
@@ -93,9 +93,7 @@ def atomic_write(path, mode="wb", **open_kwargs):
         os.chmod(tmp, permissions)
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     _fsync_folder(folder)

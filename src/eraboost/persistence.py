@@ -25,7 +25,13 @@ from pathlib import Path
 
 from ._atomic import atomic_write
 
-__all__ = ["MODEL_FORMAT", "TRUSTED_TYPES", "ModelFileError", "load_model", "save_model"]
+__all__ = [
+    "MODEL_FORMAT",
+    "TRUSTED_TYPES",
+    "ModelFileError",
+    "load_model",
+    "save_model",
+]
 
 MODEL_FORMAT = "eraboost-model"
 MODEL_VERSION = 1
