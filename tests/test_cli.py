@@ -194,8 +194,9 @@ def test_train_predict_report_end_to_end(data):
         assert row["worst_era"] == labels[np.argmin(scores)]
 
 
-def test_int8_columns_reach_fit_as_int8(data, monkeypatch, tmp_path):
-    d, (X, y, eras), _ = data
+@pytest.fixture
+def seen(monkeypatch):
+    """The X of every regressor fit (a spy on ``fit``)."""
     seen = []
     original_fit = HistGradientBoostingRegressor.fit
 
@@ -204,6 +205,11 @@ def test_int8_columns_reach_fit_as_int8(data, monkeypatch, tmp_path):
         return original_fit(self, X, y, **kw)
 
     monkeypatch.setattr(HistGradientBoostingRegressor, "fit", spy)
+    return seen
+
+
+def test_int8_columns_reach_fit_as_int8(data, seen, tmp_path):
+    d, (X, y, eras), _ = data
     status = cli.main(
         [
             "train",
@@ -848,7 +854,7 @@ def test_categorical_feature_columns(data, tmp_path):
     np.testing.assert_array_equal(got, ref.predict(frame(Xt, new_sector, new_grade)))
 
 
-def test_default_features_and_csv_integers(data, tmp_path, monkeypatch):
+def test_default_features_and_csv_integers(data, tmp_path, seen):
     _, (X, y, eras), _ = data
     import pandas as pd
 
@@ -865,14 +871,6 @@ def test_default_features_and_csv_integers(data, tmp_path, monkeypatch):
     assert cols["wide"].dtype == np.int32
     np.testing.assert_array_equal(Xr, X)
 
-    seen = []
-    original_fit = HistGradientBoostingRegressor.fit
-
-    def spy(self, X, y, **kw):
-        seen.append(X)
-        return original_fit(self, X, y, **kw)
-
-    monkeypatch.setattr(HistGradientBoostingRegressor, "fit", spy)
     args = _train_args(str(tmp_path / "m.skops"), "--param", "max_iter=3")
     i = args.index("--feature-prefix")
     del args[i : i + 2]
