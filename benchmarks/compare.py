@@ -26,6 +26,12 @@ Cases (``--cases``, comma-separated; default all but ``numerai``):
 * ``int8``: 1,000,000 x 100 int8 features with values 0..4, eras in
   {1, 16, 256, 1024}, 100 trees of 31 leaves.
 * ``float``: 1,000,000 x 50 float64 features, no eras, 100 trees.
+* ``int8-small``: 200,000 x 50 int8 features with values 0..4, eras in
+  {256, 1024}, 50 trees of 32 leaves.
+* ``float-eras``: 200,000 x 50 float64 features (255 bins), 64 eras, 50
+  trees of 32 leaves.
+* ``float-eras-31``: the same with ``max_bins=31`` for ``era`` and
+  ``directional`` (``original`` keeps 255 bins): what coarser bins buy.
 * ``peer``: the peer's own setting, 102,400 x 50 int8 features with values
   0..4, 256 eras, 50 trees of 32 leaves, learning_rate 0.1.
 * ``numerai``: scaled-down Numerai, 2,700,000 x 500 int8 features with
@@ -133,6 +139,32 @@ FULL = {
         "leaves": 31,
         "eras": [1],
     },
+    "int8-small": {
+        "n": 200_000,
+        "p": 50,
+        "kind": "int5",
+        "iters": 50,
+        "leaves": 32,
+        "eras": [256, 1024],
+    },
+    "float-eras": {
+        "n": 200_000,
+        "p": 50,
+        "kind": "float",
+        "iters": 50,
+        "leaves": 32,
+        "eras": [64],
+    },
+    # the same, the era criteria on 31 bins (max_bins), original on 255
+    "float-eras-31": {
+        "n": 200_000,
+        "p": 50,
+        "kind": "float",
+        "iters": 50,
+        "leaves": 32,
+        "eras": [64],
+        "era_params": {"max_bins": 31},
+    },
     "peer": {
         "n": 102_400,
         "p": 50,
@@ -164,6 +196,9 @@ FULL = {
 QUICK = {
     "int8": {"n": 100_000, "iters": 20},
     "float": {"n": 100_000, "iters": 20},
+    "int8-small": {"n": 50_000, "iters": 10},
+    "float-eras": {"n": 50_000, "iters": 10},
+    "float-eras-31": {"n": 50_000, "iters": 10},
     "peer": {"n": 102_400, "iters": 10},
     "numerai": {"n": 270_000, "p": 100, "iters": 10, "eras": [57]},
     "numerai-example": {"n": 50_000, "iters": 20, "eras": [20]},
@@ -247,6 +282,8 @@ def _runs_of_case(case, quick, peer_python):
         if m == 1:
             continue
         for name, extra in ERA_TYPES.items():
+            if name != "original":
+                extra = dict(extra, **data.get("era_params", {}))
             out.append(
                 (f"eraboost {name}", dict(data, n_eras=m, lib="eraboost", extra=extra))
             )
@@ -297,6 +334,13 @@ def fmt(x, suffix="x", digits=2):
     return "" if x is None else f"{x:.{digits}f}{suffix}"
 
 
+def describe(value):
+    """A spec value as text: ``a=1, b=2`` for a dict."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
 def table(records, quick):
     recs = [r for r in records if r.get("quick", False) == quick and "fit_s" in r]
     lines = []
@@ -315,11 +359,12 @@ def table(records, quick):
             continue
         first = next(iter(g.values()))[0]
         more = "".join(
-            f", {name} {first[k]}"
+            f", {name} {describe(first[k])}"
             for k, name in [
                 ("max_depth", "depth"),
                 ("lr", "learning rate"),
                 ("colsample", "colsample_bytree"),
+                ("era_params", "era criteria with"),
             ]
             if k in first
         )
@@ -331,9 +376,10 @@ def table(records, quick):
         base = BASELINE.get(case, "sklearn")
         lines.append(
             f"| estimator | eras | fit (s) | vs {base} | vs eraboost "
-            f"original | vs erasplit | peak RSS (MB) | RSS vs {base} | runs |"
+            f"original | vs erasplit | peak RSS (MB) | RSS vs {base} | "
+            "RSS vs eraboost original | runs |"
         )
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         sk = g.get((base, 1))
         for (label, m), rs in sorted(g.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             t = statistics.median(r["fit_s"] for r in rs)
@@ -341,11 +387,10 @@ def table(records, quick):
             vs_sk = median_ratio(rs, rs, sk, "fit_s") if sk else None
             mem_sk = median_ratio(rs, rs, sk, "peak_rss_mb") if sk else None
             orig = g.get(("eraboost original", m)) or g.get(("eraboost original", 1))
-            vs_orig = (
-                median_ratio(rs, rs, orig, "fit_s")
-                if orig and label.startswith("eraboost")
-                else None
-            )
+            vs_orig = mem_orig = None
+            if orig and label.startswith("eraboost"):
+                vs_orig = median_ratio(rs, rs, orig, "fit_s")
+                mem_orig = median_ratio(rs, rs, orig, "peak_rss_mb")
             vs_peer = None
             if label.startswith("eraboost") and m > 1:
                 peer = g.get(("erasplit " + label.split()[1], m))
@@ -354,9 +399,11 @@ def table(records, quick):
             lines.append(
                 f"| {label} | {m} | {t:.2f} | {fmt(vs_sk)} | "
                 f"{fmt(vs_orig)} | {fmt(vs_peer, 'x', 3)} | {mem:.0f} | "
-                f"{fmt(mem_sk)} | {len(rs)} |"
+                f"{fmt(mem_sk)} | {fmt(mem_orig)} | {len(rs)} |"
             )
-            targets += check_targets(case, label, m, vs_sk, vs_orig, vs_peer, mem_sk)
+            targets += check_targets(
+                case, label, m, vs_sk, vs_orig, vs_peer, mem_sk, mem_orig
+            )
     if ("growth",) in groups:
         lines += growth_table(groups[("growth",)])
     if targets:
@@ -367,8 +414,39 @@ def table(records, quick):
     return "\n".join(lines)
 
 
-def check_targets(case, label, m, vs_sk, vs_orig, vs_peer, mem_sk):
+# issue 17: era criteria against eraboost's own original, by eras
+ERA_TIME_TARGETS = {
+    "int8": {256: 1.25, 1024: 1.5},
+    "int8-small": {256: 1.25, 1024: 1.5},
+}
+ERA_TIME_TARGETS["float-eras"] = {64: 2.5}
+
+
+def check_targets(case, label, m, vs_sk, vs_orig, vs_peer, mem_sk, mem_orig=None):
     out = []
+    name = label.split()[1] if label.startswith("eraboost") else ""
+    limit = ERA_TIME_TARGETS.get(case, {}).get(m)
+    if limit and name in ("era", "directional") and vs_orig is not None:
+        out.append(
+            (
+                f"{case}, {m} eras: {name} / original <= {limit}",
+                vs_orig,
+                vs_orig <= limit,
+            )
+        )
+    if (
+        case in ERA_TIME_TARGETS
+        and m == 1024
+        and name in ("era", "directional")
+        and mem_orig is not None
+    ):
+        out.append(
+            (
+                f"{case}, 1024 eras: {name} peak RSS / original <= 1.3",
+                mem_orig,
+                mem_orig <= 1.3,
+            )
+        )
     if (
         case in ("int8", "float")
         and label == "eraboost original"
@@ -376,19 +454,6 @@ def check_targets(case, label, m, vs_sk, vs_orig, vs_peer, mem_sk):
         and vs_sk is not None
     ):
         out.append((f"{case}: original time / sklearn <= 1.0", vs_sk, vs_sk <= 1.0))
-    if (
-        case == "int8"
-        and m in (256, 1024)
-        and label in ("eraboost era", "eraboost directional")
-        and vs_orig is not None
-    ):
-        out.append(
-            (
-                f"int8, {m} eras: {label.split()[1]} / original <= 1.25",
-                vs_orig,
-                vs_orig <= 1.25,
-            )
-        )
     if (
         case == "int8"
         and m == 256
@@ -467,7 +532,8 @@ def main(argv=None):
     ap.add_argument(
         "--cases",
         default="int8,float,peer",
-        help="comma-separated: int8, float, peer, numerai, growth, numerai-example",
+        help="comma-separated: int8, float, int8-small, float-eras, float-eras-31, "
+        "peer, numerai, growth, numerai-example",
     )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="small data, few trees")

@@ -8,6 +8,9 @@ import numpy as np
 
 MIN_HESSIAN = 1e-3
 MIN_CAT_SUPPORT = 10.0
+# Pooled progress (docs/criteria.md): under the era criteria a candidate's
+# pooled gain must exceed this share of its per-era children's score.
+POOLED_PROGRESS_RTOL = 1e-9
 
 
 def score(G, H, lam):
@@ -87,10 +90,18 @@ def candidates(
                 yield f, True, b, (col <= b) | miss
 
 
-def invariance_penalty(left, g, h, eras, lam):
-    """P(s) = Var_e CR_e over the eras with rows on the left (docs/criteria.md)."""
+def splittable_eras(eras, min_samples_leaf_per_era=None):
+    """E_node: the eras with at least ``2 * max(1, min_samples_leaf_per_era)``
+    rows in the node (docs/criteria.md, splittable eras)."""
+    labels, counts = np.unique(eras, return_counts=True)
+    return labels[counts >= 2 * max(1, min_samples_leaf_per_era or 0)]
+
+
+def invariance_penalty(left, g, h, eras, lam, era_set=None):
+    """P(s) = Var_e CR_e over the eras of ``era_set`` (default: all of the
+    node's) with rows on the left (docs/criteria.md)."""
     cr = []
-    for e in np.unique(eras):
+    for e in np.unique(eras) if era_set is None else era_set:
         m = eras == e
         L = m & left
         if L.sum() > 0:
@@ -101,27 +112,36 @@ def invariance_penalty(left, g, h, eras, lam):
     return float(np.var(cr)) if len(cr) >= 2 else 0.0
 
 
-def min_rows_per_era(left, eras):
-    """The fewest rows any era of the node keeps on either side."""
+def min_rows_per_era(left, eras, era_set=None):
+    """The fewest rows any era of ``era_set`` (default: all of the node's)
+    keeps on either side; None for no era."""
+    era_set = np.unique(eras) if era_set is None else era_set
+    if len(era_set) == 0:
+        return None
     return min(
         min(int((left & (eras == e)).sum()), int((~left & (eras == e)).sum()))
-        for e in np.unique(eras)
+        for e in era_set
     )
 
 
-def evaluate(left, g, h, eras, lam, alpha):
-    """Pooled gain, S_era, |sum d_e| and M for one candidate."""
+def evaluate(left, g, h, eras, lam, alpha, era_set=None):
+    """Pooled gain, S_era, |sum d_e|, M and the per-era children's score
+    ``sum_e score(G_Le, H_Le) + score(G_Re, H_Re)`` for one candidate, over
+    the eras of ``era_set`` (default: all of the node's)."""
     right = ~left
     gain = (
         score(g[left].sum(), h[left].sum(), lam)
         + score(g[right].sum(), h[right].sum(), lam)
         - score(g.sum(), h.sum(), lam)
     )
-    gains, dsum = [], 0
-    present = np.unique(eras)
-    for e in present:
+    gains, dsum, children = [], 0, 0.0
+    era_set = np.unique(eras) if era_set is None else era_set
+    for e in era_set:
         m = eras == e
         L, R = m & left, m & right
+        children += score(g[L].sum(), h[L].sum(), lam) + score(
+            g[R].sum(), h[R].sum(), lam
+        )
         if L.sum() == 0 or R.sum() == 0:
             gains.append(0.0)
             continue
@@ -132,7 +152,8 @@ def evaluate(left, g, h, eras, lam, alpha):
         )
         diff = newton(g[L].sum(), h[L].sum(), lam) - newton(g[R].sum(), h[R].sum(), lam)
         dsum += int(np.sign(diff))
-    return gain, boltzmann(gains, alpha), abs(dsum), len(present)
+    S = boltzmann(gains, alpha) if gains else 0.0
+    return gain, S, abs(dsum), len(era_set), children
 
 
 def best_split(
@@ -157,6 +178,7 @@ def best_split(
     (``bin``: the set of left bins for a categorical feature).
     """
     g, h, eras = g[rows], h[rows], eras[rows]
+    era_set = splittable_eras(eras, min_samples_leaf_per_era)
     best, best_key = None, None
     for f, miss_left, b, left in candidates(
         Xb, n_bins_non_missing, has_missing, rows, is_categorical, g, h
@@ -167,21 +189,26 @@ def best_split(
             continue
         if h[left].sum() < MIN_HESSIAN or h[~left].sum() < MIN_HESSIAN:
             continue
-        if (
-            min_samples_leaf_per_era is not None
-            and min_rows_per_era(left, eras) < min_samples_leaf_per_era
-        ):
-            continue
-        gain, S, D, _M = evaluate(left, g, h, eras, lam, alpha)
+        if min_samples_leaf_per_era is not None:
+            fewest = min_rows_per_era(left, eras, era_set)
+            if fewest is not None and fewest < min_samples_leaf_per_era:
+                continue
+        gain, S, D, _M, children = evaluate(left, g, h, eras, lam, alpha, era_set)
         penalty = 0.0
         if irf_penalty > 0:
-            penalty = irf_penalty * h.sum() * invariance_penalty(left, g, h, eras, lam)
+            penalty = (
+                irf_penalty
+                * h.sum()
+                * invariance_penalty(left, g, h, eras, lam, era_set)
+            )
+        # pooled progress under the era criteria
+        progress = gain > POOLED_PROGRESS_RTOL * children
         if split_type == "original":
             ok, key = gain - penalty > 0, (gain - penalty,)
         elif split_type == "era":
-            ok, key = S - penalty > 0, (S - penalty,)
+            ok, key = S - penalty > 0 and progress, (S - penalty,)
         else:
-            ok, key = D > 0 and gain > 0, (D, S - penalty, gain)
+            ok, key = D > 0 and progress, (D, S - penalty, gain)
         if ok and (best_key is None or key > best_key):
             best, best_key = (f, b, miss_left), key
     return None if best is None else (*best, best_key)

@@ -143,3 +143,31 @@ def test_subtraction_gives_the_other_child(const_h):
                 np.testing.assert_allclose(got["h"], ref["h"], rtol=1e-9, atol=1e-9)
         results.append(parent)
     assert results[0].tobytes() == results[1].tobytes()
+
+
+@pytest.mark.parametrize("const_h", [False, True])
+@pytest.mark.parametrize("order", ["shuffled", "two_runs_per_era"])
+def test_any_row_order(const_h, order):
+    """Rows not grouped by era (an era in several runs, runs of one row or
+    of many rows, over few and many bins): the same sums."""
+    Xb, n_bins, g, h, eras = make_data(4, n=3000, n_eras=6, const_h=const_h)
+    rng = np.random.default_rng(5)
+    if order == "shuffled":
+        rows = rng.permutation(len(g)).astype(np.uint32)
+    else:  # era 0's first half, era 1's first half, ..., then the second halves
+        by_era = [np.flatnonzero(eras == e) for e in range(6)]
+        halves = [r[: len(r) // 2] for r in by_era] + [r[len(r) // 2 :] for r in by_era]
+        rows = np.concatenate(halves).astype(np.uint32)
+    offsets = histogram_layout(n_bins, 6)
+    b = HistogramBuilder(Xb, n_bins, offsets, 6, eras, g, h, 1)
+    hist = b.empty()
+    b.compute_brute(rows, hist, np.arange(len(n_bins), dtype=np.uint32))
+    for f in range(len(n_bins)):
+        ref = numpy_hist(Xb, n_bins, g, h, eras, rows, 6, f)
+        got = b.block(hist, f)
+        np.testing.assert_array_equal(got["n"][:6], ref["n"])
+        np.testing.assert_allclose(got["g"][:6], ref["g"], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got["g"][6], ref["g"].sum(axis=0), atol=1e-12)
+        np.testing.assert_array_equal(got["n"][6], ref["n"].sum(axis=0))
+        if not const_h:
+            np.testing.assert_allclose(got["h"][:6], ref["h"], rtol=1e-12, atol=1e-12)

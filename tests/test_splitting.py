@@ -30,16 +30,18 @@ def make_node(
     const_h=True,
     classification=False,
     rows_per_era=(3, 40),
+    sizes=None,
 ):
     """Binned data whose last bin per feature is the missing-value bin.
 
     Feature 0 follows the era (deeper nodes miss eras), feature 2's effect
     changes sign with the era; ``categorical`` features get category effects.
     With ``classification``, gradients ``-w * y`` and hessians ``w`` of a 0/1
-    target with integer weights ``w``.
+    target with integer weights ``w``. ``sizes`` (rows of each era) replaces
+    the sizes drawn from ``rows_per_era``.
     """
     rng = np.random.default_rng(seed)
-    sizes = rng.integers(*rows_per_era, size=n_eras)
+    sizes = rng.integers(*rows_per_era, size=n_eras) if sizes is None else sizes
     eras = np.repeat(np.arange(n_eras), sizes).astype(np.int32)
     n = eras.size
     n_bins = np.asarray(n_bins, dtype=np.uint32)
@@ -266,12 +268,13 @@ def test_min_rows_per_era_matches_reference(split_type, categorical):
     assert case.check(3) >= 2
 
 
-def rate_spread_penalty(left, g, h, eras, lam):
+def rate_spread_penalty(left, g, h, eras, lam, era_set=None):
     """Half the IRF classification penalty max_e I_e / min_e I_e - 1 from
     gradients -w y and hessians w (Liao et al. eq. 16-19), over the eras of
-    the node: the reference's penalty term is ``irf_penalty * H * this``."""
+    ``era_set`` (default: the node's): the reference's penalty term is
+    ``irf_penalty * H * this``."""
     ratios = []
-    for e in np.unique(eras):
+    for e in np.unique(eras) if era_set is None else era_set:
         m = eras == e
         pos, n = -g[m].sum(), h[m].sum()
         pos_l, n_l = -g[m & left].sum(), h[m & left].sum()

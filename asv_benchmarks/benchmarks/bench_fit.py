@@ -7,7 +7,7 @@ import numpy as np
 
 from eraboost import HistGradientBoostingRegressor
 
-from .common import int8_era_data
+from .common import float_era_data, int8_era_data
 
 N, P, TREES = 100_000, 50, 30
 
@@ -37,23 +37,29 @@ class Fit:
 
 
 class FitFloat:
-    """``fit`` on float64 data without eras (scikit-learn's own setting)."""
+    """``fit`` on float64 data (255 bins), without eras (scikit-learn's own
+    setting) and with 64 eras: continuous features make the per-era
+    histograms 40 times larger than 5-valued ones."""
 
+    params = (("original", "era", "directional"), (1, 64))
+    param_names = ("split_type", "n_eras")
     timeout = 600
 
-    def setup(self):
-        rng = np.random.default_rng(0)
-        self.X = rng.standard_normal((N, P))
-        self.y = self.X[:, 0] + np.sin(self.X[:, 1]) + rng.standard_normal(N)
+    def setup(self, split_type, n_eras):
+        if split_type != "original" and n_eras == 1:
+            raise NotImplementedError("era criteria need eras")
+        self.X, self.y, self.eras = float_era_data(N, P, n_eras)
+        if n_eras == 1:
+            self.eras = None
         self.est = HistGradientBoostingRegressor(
-            max_iter=TREES, early_stopping=False, random_state=0
+            split_type=split_type, max_iter=TREES, early_stopping=False, random_state=0
         )
 
-    def time_fit(self):
-        self.est.fit(self.X, self.y)
+    def time_fit(self, split_type, n_eras):
+        self.est.fit(self.X, self.y, eras=self.eras)
 
-    def peakmem_fit(self):
-        self.est.fit(self.X, self.y)
+    def peakmem_fit(self, split_type, n_eras):
+        self.est.fit(self.X, self.y, eras=self.eras)
 
 
 class Predict:

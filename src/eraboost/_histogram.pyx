@@ -37,6 +37,8 @@ cdef enum:
     # the eras' runs of a node are short when they average fewer rows
     # (``_one_feature``)
     SHORT_RUNS = 32
+    # bins of a buffer of ``fill_rows4`` (all a feature can have)
+    LANE_BINS = 256
 
 
 def histogram_layout(const uint32_t[::1] n_bins, int n_eras):
@@ -105,6 +107,44 @@ cdef inline void fill_rows(double *g, double *h, uint32_t *c, int64_t stride,
         if not const_h:
             h[b] += hess[i]
         c[b] += 1
+
+
+cdef inline void fill_rows4(double *g, double *h, uint32_t *c,
+                            const BIN_t[::1] col, const uint32_t[::1] rows,
+                            const G_t[::1] grad, const G_t[::1] hess,
+                            Py_ssize_t lo, Py_ssize_t hi, bint const_h,
+                            bint root) noexcept nogil:
+    """:func:`fill_rows` into four buffers of LANE_BINS bins, row i into
+    buffer ``(i - lo) % 4``: four independent chains of additions instead of
+    one where consecutive rows fall in the same few bins."""
+    cdef Py_ssize_t i = lo
+    cdef int64_t b0, b1, b2, b3
+    while i + 4 <= hi:
+        if root:
+            b0 = col[i]
+            b1 = col[i + 1] + LANE_BINS
+            b2 = col[i + 2] + 2 * LANE_BINS
+            b3 = col[i + 3] + 3 * LANE_BINS
+        else:
+            b0 = col[rows[i]]
+            b1 = col[rows[i + 1]] + LANE_BINS
+            b2 = col[rows[i + 2]] + 2 * LANE_BINS
+            b3 = col[rows[i + 3]] + 3 * LANE_BINS
+        g[b0] += grad[i]
+        g[b1] += grad[i + 1]
+        g[b2] += grad[i + 2]
+        g[b3] += grad[i + 3]
+        c[b0] += 1
+        c[b1] += 1
+        c[b2] += 1
+        c[b3] += 1
+        if not const_h:
+            h[b0] += hess[i]
+            h[b1] += hess[i + 1]
+            h[b2] += hess[i + 2]
+            h[b3] += hess[i + 3]
+        i += 4
+    fill_rows(g, h, c, 1, col, rows, NULL, grad, hess, i, hi, const_h, root)
 
 
 cdef inline double lane_sum(const double *x, int64_t m) noexcept nogil:
@@ -287,10 +327,11 @@ cdef class HistogramBuilder:
         """Feature f's block: the rows into their eras' cells (one per bin,
         ``R`` apart), then the pooled cells.
 
-        An era's long run of rows is first summed in a small per-bin buffer
-        (in L1 cache), then written to the era's cells: its rows do not each
-        touch a different cache line of the block. When the runs are short,
-        the rows go straight to their cells, in one loop."""
+        An era's long run of rows is first summed in small per-bin buffers
+        (in L1 cache, four of them: consecutive rows do not wait for each
+        other's additions), then written to the era's cells: its rows do not
+        each touch a different cache line of the block. When the runs are
+        short, the rows go straight to their cells, in one loop."""
         cdef const BIN_t[::1] col = self.X_binned[:, f]
         cdef block_t blk = hist_block(out, &self.offsets[0], f, const_h)
         cdef int64_t cells = self.offsets[f + 1] - self.offsets[f]
@@ -299,14 +340,15 @@ cdef class HistogramBuilder:
         cdef unsigned int b
         cdef unsigned int nb = self.n_bins[f]
         cdef uint32_t cnt
-        # one era's sums, by bin
-        cdef double sg[256]
-        cdef double sh[256]
-        cdef uint32_t sn[256]
+        # one era's sums, by bin, in four buffers
+        cdef double sg[4 * LANE_BINS]
+        cdef double sh[4 * LANE_BINS]
+        cdef uint32_t sn[4 * LANE_BINS]
+        cdef unsigned int b1, b2, b3
         memset(blk.g, 0, cells * cell_bytes(const_h))
-        memset(sg, 0, nb * sizeof(double))
-        memset(sh, 0, nb * sizeof(double))
-        memset(sn, 0, nb * sizeof(uint32_t))
+        memset(sg, 0, sizeof(sg))
+        memset(sh, 0, sizeof(sh))
+        memset(sn, 0, sizeof(sn))
         if R > 1 and rows.shape[0] < SHORT_RUNS * n_runs:
             # short runs: one loop over the rows, each with its era
             fill_rows(blk.g, blk.h, blk.n, R, col, rows, &self.ordered_eras[0],
@@ -316,22 +358,23 @@ cdef class HistogramBuilder:
             lo = run_start[r]
             hi = run_stop[r]
             e = run_era[r]
-            if R == 1 or 4 * (hi - lo) < nb:
+            if R == 1 or hi - lo < nb:
                 fill_rows(blk.g + e, blk.h + e if not const_h else NULL, blk.n + e,
                           R, col, rows, NULL, grad, hess, lo, hi, const_h, root)
                 continue
-            fill_rows(sg, sh, sn, 1, col, rows, NULL, grad, hess, lo, hi, const_h,
-                      root)
+            fill_rows4(sg, sh, sn, col, rows, grad, hess, lo, hi, const_h, root)
             for b in range(nb):
+                b1 = b + LANE_BINS
+                b2 = b + 2 * LANE_BINS
+                b3 = b + 3 * LANE_BINS
                 j = b * R + e
-                blk.g[j] += sg[b]
-                blk.n[j] += sn[b]
-                sg[b] = 0.0
-                sn[b] = 0
-            if not const_h:
-                for b in range(nb):
-                    blk.h[b * R + e] += sh[b]
-                    sh[b] = 0.0
+                blk.g[j] += (sg[b] + sg[b1]) + (sg[b2] + sg[b3])
+                blk.n[j] += (sn[b] + sn[b1]) + (sn[b2] + sn[b3])
+                sg[b] = sg[b1] = sg[b2] = sg[b3] = 0.0
+                sn[b] = sn[b1] = sn[b2] = sn[b3] = 0
+                if not const_h:
+                    blk.h[j] += (sh[b] + sh[b1]) + (sh[b2] + sh[b3])
+                    sh[b] = sh[b1] = sh[b2] = sh[b3] = 0.0
         if R > 1:
             # the pooled cells, bin by bin (no branch: empty cells are exact
             # zeros)

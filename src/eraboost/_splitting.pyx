@@ -46,8 +46,8 @@ from ._common cimport (block_t, hist_block, BIN_t, uint8_t, uint32_t, int32_t, i
                        in_bitset, set_bitset, ORIGINAL, ERA,
                        DIRECTIONAL, VALUE_VARIANCE, RATE_SPREAD,
                        ONE_THREAD_BELOW, ROWS_PER_THREAD)
-from ._criteria cimport (score, era_gains, boltzmann, value_change_variance,
-                         rate_spread)
+from ._criteria cimport (score, era_gains, era_gain_direction, boltzmann,
+                         value_change_variance, rate_spread)
 
 # The codes of the criteria, by name (``_common.SPLIT_TYPES``).
 SPLIT_TYPE_CODES = {"original": ORIGINAL, "era": ERA, "directional": DIRECTIONAL}
@@ -64,6 +64,14 @@ cdef enum Constraint:
 # rows) to take part in a categorical split, and their order is smoothed by
 # it: scikit-learn's constant (LightGBM's cat_smooth).
 cdef double MIN_CAT_SUPPORT = 10.0
+
+# Pooled progress (docs/criteria.md): under the era criteria a candidate is
+# eligible only when its pooled gain exceeds this share of its per-era
+# children's score, sum_e score(G_Le, H_Le) + score(G_Re, H_Re) over the
+# eras taking part (itself at most the node's sum of g^2 / h). Far above
+# the rounding of the gain (about 1e-16 of that score), far below any split
+# that changes the pooled values.
+cdef double POOLED_PROGRESS_RTOL = 1e-9
 
 
 cdef struct score_t:
@@ -95,9 +103,13 @@ cdef struct node_sums_t:
     double lower         # bounds of the node's values (monotonic constraints)
     double upper
     int E                # eras of the histogram (1 on the pooled path)
-    int M                # eras present in the node (rows in it)
-    const int32_t *present   # (M,) the present eras
-    const signed char *is_present  # (E,)
+    int M                # eras taking part: E_node, the splittable eras
+    const int32_t *present   # (M,) the eras taking part
+    const signed char *is_present  # (E,) whether each era takes part
+    int n_out            # eras with rows in the node that take no part
+    int n_out_split      # those of them with two rows or more, out[0 ..]
+    const int32_t *out   # (n_out,) those eras
+    double ts_part       # sum of the scores ts over the eras taking part
     const double *tg     # (E,) per-era totals of g, h, rows, and their score
     const double *th     # (0 for the eras absent from the node)
     const double *tn
@@ -378,10 +390,14 @@ cdef class Splitter:
         eligible.
         """
         cdef int n_feat = features.shape[0], k, best = 0, M = 0, e, f0, nt, t
+        cdef int n_out = 0, n_out_split = 0
+        cdef double ts_part = 0.0
+        # an era with fewer rows in the node cannot be split there
+        cdef double splittable = 2.0 * max(1, self.min_per_era)
         cdef int E = self.n_eras if self.per_era else 1
         cdef bint ok = True
         cdef split_t *infos = <split_t *> calloc(max(n_feat, 1), sizeof(split_t))
-        cdef int32_t *present = <int32_t *> malloc(E * sizeof(int32_t))
+        cdef int32_t *present = <int32_t *> malloc(2 * E * sizeof(int32_t))
         cdef signed char *is_present = <signed char *> calloc(E, 1)
         # per-era totals of the node: g, h, rows, score
         cdef double *tot = <double *> calloc(4 * E, sizeof(double))
@@ -416,12 +432,24 @@ cdef class Splitter:
                             tot[E + e] += (<double>blk.n[cell] if self.const_h
                                            else blk.h[cell])
                             tot[2 * E + e] += blk.n[cell]
+                    # E_node: the eras with enough rows to be split; the
+                    # others take no part, as the eras absent from the node
                     for e in range(E):
                         tot[3 * E + e] = score(tot[e], tot[E + e], self.lam)
-                        if tot[2 * E + e] > 0:
+                        if tot[2 * E + e] >= splittable:
                             is_present[e] = 1
                             present[M] = e
                             M = M + 1
+                            ts_part += tot[3 * E + e]
+                        elif tot[2 * E + e] >= 2:
+                            present[E + n_out] = e
+                            n_out = n_out + 1
+                    # then the single-row eras (no gain, no direction)
+                    n_out_split = n_out
+                    for e in range(E):
+                        if tot[2 * E + e] == 1:
+                            present[E + n_out] = e
+                            n_out = n_out + 1
                 else:
                     present[0] = 0
                     is_present[0] = 1
@@ -436,6 +464,10 @@ cdef class Splitter:
                 nd.M = M
                 nd.present = present
                 nd.is_present = is_present
+                nd.n_out = n_out
+                nd.n_out_split = n_out_split
+                nd.out = present + E
+                nd.ts_part = ts_part
                 nd.tg = tot
                 nd.th = tot + E
                 nd.tn = tot + 2 * E
@@ -513,7 +545,7 @@ cdef class Splitter:
         out.is_cat = 0
         out.feature = f
         best_rl.sc.found = 0
-        if nbnm < 1 or nd.M < 1:
+        if nbnm < 1 or (nd.M < 1 and self.split_type != ORIGINAL):
             return
         s.feature = f
         s.nb = nb
@@ -783,11 +815,14 @@ cdef class Splitter:
 
         ``ev`` holds its per-era sums and gains (NULL on the pooled path,
         scored with scikit-learn's gain). Checks in order: the per-era
-        minimum, the monotonic constraint, then the criterion of
-        ``split_type`` minus the invariance penalty."""
+        minimum, the monotonic constraint, pooled progress (era criteria),
+        then the criterion of ``split_type`` minus the invariance penalty.
+        Only the eras taking part (``nd.present``) count: the others' gains
+        and directions are taken out of ``ev``'s sums (single-row eras have
+        none), their rows out of the penalty."""
         cdef double GL = p.GL, HL = p.HL, GR = p.GR, HR = p.HR
-        cdef double vL, vR, m = self.min_per_era
-        cdef int i, e, M = nd.M, E = nd.E
+        cdef double vL, vR, m = self.min_per_era, gsum
+        cdef int i, e, d, dsum, M = nd.M, E = nd.E
         cdef const double *lg
         cdef const double *lh
         cdef const double *ln
@@ -813,14 +848,31 @@ cdef class Splitter:
             return c
         c.gain = (score(GL, HL, self.lam) + score(GR, HR, self.lam)
                   - score(GL + GR, HL + HR, self.lam))
+        gsum = ev.gsum
+        dsum = ev.dsum
+        if self.split_type != ORIGINAL:
+            if nd.n_out_split > 0:
+                gsum = 0.0
+                for i in range(M):
+                    gsum += es.gains[nd.present[i]]
+                for i in range(nd.n_out_split):
+                    e = nd.out[i]
+                    era_gain_direction(ev.qg[e], ev.qh[e], ev.qn[e],
+                                       nd.tg[e] - ev.qg[e], nd.th[e] - ev.qh[e],
+                                       nd.tn[e] - ev.qn[e], nd.ts[e], self.lam, &d)
+                    dsum -= d if s.scanned_is_left else -d
+            # pooled progress: against the per-era children's score
+            if not (c.gain > 0.0
+                    and c.gain > POOLED_PROGRESS_RTOL * (gsum + nd.ts_part)):
+                return c
         if self.split_type == DIRECTIONAL:
-            c.dnum = ev.dsum if ev.dsum >= 0 else -ev.dsum
-            if c.dnum == 0 or not c.gain > 0.0:
+            c.dnum = dsum if dsum >= 0 else -dsum
+            if c.dnum == 0:
                 return c
         if self.split_type == ORIGINAL:
             c.crit = c.gain
         elif self.alpha == 0.0:
-            c.crit = ev.gsum / M  # the absent eras' gains are zeros
+            c.crit = gsum / M  # the absent eras' gains are zeros
         else:
             for i in range(M):
                 es.gc[i] = es.gains[nd.present[i]]
@@ -838,6 +890,14 @@ cdef class Splitter:
                 lg = es.lg
                 lh = es.lh
                 ln = es.ln
+            if nd.n_out > 0:
+                # the eras taking no part count as absent: no rows left
+                if ln != es.ln:
+                    for i in range(E):
+                        es.ln[i] = ln[i]
+                    ln = es.ln
+                for i in range(nd.n_out):
+                    es.ln[nd.out[i]] = 0.0
             # over the eras of the node (absent eras have no rows)
             if self.irf_kind == VALUE_VARIANCE:
                 c.crit -= self.irf_penalty * (HL + HR) * value_change_variance(

@@ -452,6 +452,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             None if data.eras is None else data.eras.codes,
         )
         timer = _FitTimer()
+        # under the era criteria a round in which no tree can split ends the
+        # fit (docs/criteria.md, pooled progress); original keeps adding
+        # single-leaf trees, as scikit-learn
+        stop_when_stalled = engine.splitter.split_type != SPLIT_TYPES["original"]
         if self.verbose:
             print("Fitting gradient boosted rounds:")
         for iteration in range(state.begin_at_stage, self.max_iter):
@@ -461,6 +465,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             self._update_gradients(data, state, gradient, hessian, n_threads)
             rows = sampler.iteration_rows()
             self._predictors.append([])
+            n_split = 0
             for k in range(K):
                 engine.builder.update_gradients(g_view[:, k], h_view[:, k])
                 grower = self._grow_tree(
@@ -473,6 +478,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                     n_threads,
                 )
                 timer.add(grower)
+                n_split += grower.n_nodes > 1
                 if not self._loss.differentiable:
                     self._fit_leaves_to_loss(grower, data, state.raw_predictions[:, k])
                 predictor = grower.make_predictor(self._bin_mapper.bin_thresholds_)
@@ -492,6 +498,15 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             if self.verbose >= 2:
                 self._print_iteration_stats(it_start)
             if self._run_callbacks(callbacks, iteration, fit_start) or should_stop:
+                break
+            if stop_when_stalled and n_split == 0:
+                if self.verbose:
+                    print(
+                        f"Round {iteration + 1}: no tree could split under "
+                        f"split_type={self.split_type!r} (no candidate improves "
+                        f"the pooled loss): the fit stops at n_iter_="
+                        f"{iteration + 1} of max_iter={self.max_iter}."
+                    )
                 break
 
         if self.keep_best_iteration:
