@@ -1142,10 +1142,13 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         msg += f"{len(trees)} tree{'s' if len(trees) > 1 else ''}, {n_leaves} leaves, "
         msg += f"max depth = {max_depth}, "
         if self.do_early_stopping_:
+            # the scores are negated losses; a loss is printed positive, as
+            # scikit-learn prints it
             name = "loss" if self.scoring == "loss" else "score"
-            msg += f"train {name}: {self.train_score_[-1]:.5f}, "
+            sign = -1 if name == "loss" else 1
+            msg += f"train {name}: {sign * self.train_score_[-1]:.5f}, "
             if self._use_validation_data:
-                msg += f"val {name}: {self.validation_score_[-1]:.5f}, "
+                msg += f"val {name}: {sign * self.validation_score_[-1]:.5f}, "
         msg += f"in {perf_counter() - start:0.3f}s"
         print(msg)
 
