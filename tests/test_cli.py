@@ -690,6 +690,9 @@ def test_ctrl_c_while_importing_exits_130(tmp_path):
     # load: a Ctrl-C typed in the first second of the command
     (tmp_path / "sitecustomize.py").write_text(
         "import os, signal, sys\n"
+        # a shell starts background jobs with SIGINT ignored: restore the
+        # handler Python installs in a terminal
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "class Interrupt:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
         "        if name == 'numpy':\n"
