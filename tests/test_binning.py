@@ -84,3 +84,29 @@ def test_categorical_bins_are_the_categories():
     got = ours.transform(X)
     ok = ~np.isnan(X[:, 0])
     np.testing.assert_array_equal(got[ok, 0], X[ok, 0].astype(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_many_infinite_values_bin_and_predict_as_sklearn(dtype):
+    """More than max_bins distinct values plus many +inf: a quantile
+    threshold is NaN (the mean of two infinities); the bins, and so the
+    trees and predictions, must still be scikit-learn's."""
+    from sklearn.ensemble import HistGradientBoostingRegressor as SkHGB
+
+    from eraboost import HistGradientBoostingRegressor
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(2000, 2)).astype(dtype)
+    X[:600, 0] = np.inf
+    if dtype == np.float32:
+        X[-200:-100, 1] = 3e38
+        X[-100:, 1] = -3e38
+    y = rng.normal(size=2000) + np.isinf(X[:, 0])
+    with np.errstate(invalid="ignore"):
+        ours = assert_same_binning(X.astype(np.float64), 16)
+    assert np.isnan(ours.bin_thresholds_[0]).any()  # the case at hand
+    params = dict(max_bins=16, max_iter=20, early_stopping=False, random_state=0)
+    with np.errstate(invalid="ignore"):
+        got = HistGradientBoostingRegressor(**params).fit(X, y).predict(X)
+        want = SkHGB(**params).fit(X, y).predict(X)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -353,7 +353,7 @@ def test_class_in_a_single_era_is_a_clear_error():
     y = y.copy()
     y[eras == 5] = 2  # class 2 lives in era 5 only
     est = HistGradientBoostingClassifier(max_iter=5, early_stopping=True)
-    with pytest.raises(ValueError, match=r"class\(es\) \[2\] occur in a single era"):
+    with pytest.raises(ValueError, match=r"1 class\(es\) occur in a single era \(2\)"):
         est.fit(X, y, eras=eras)
     # an external validation set avoids the internal split
     est.fit(X, y, eras=eras, X_val=X[:100], y_val=y[:100])

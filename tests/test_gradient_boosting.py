@@ -1,5 +1,8 @@
 """Estimator behaviour: input checks, eras, early stopping, determinism."""
 
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -230,6 +233,66 @@ def test_too_many_eras_fail_before_fitting(monkeypatch):
         )
 
 
+def test_histogram_pool_enforces_the_budget():
+    """The estimate before fitting is the expected peak; the pool is the
+    bound: a buffer past the budget is a clear MemoryError, not allocated."""
+    from eraboost.grower import HistogramPool
+
+    class Builder:
+        nbytes = 1000
+
+        def empty(self):
+            return np.empty(self.nbytes, dtype=np.uint8)
+
+    pool = HistogramPool(Builder(), budget=2500)
+    a, b = pool.get(), pool.get()
+    with pytest.raises(
+        MemoryError, match=r"more than the .* available.*max_leaf_nodes"
+    ):
+        pool.get()
+    pool.release(a)
+    assert pool.get() is a  # reused buffers do not count again
+    assert pool.nbytes == 2000 and b is not None
+
+
+def test_memory_guard_reads_the_address_space_limit(tmp_path):
+    """Under ``ulimit -v`` the guard raises its own MemoryError before
+    allocating, instead of numpy failing part-way."""
+    script = tmp_path / "limited.py"
+    script.write_text(
+        """
+import resource
+import numpy as np
+from eraboost import HistGradientBoostingRegressor
+from eraboost.grower import address_space_left
+
+with open("/proc/self/status") as f:
+    vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (vm + 600 * 2**20, resource.RLIM_INFINITY))
+assert address_space_left() < 700 * 2**20
+rng = np.random.RandomState(0)
+X = rng.normal(size=(20_000, 40))
+y = rng.normal(size=20_000)
+try:
+    HistGradientBoostingRegressor(split_type="era", max_iter=2).fit(
+        X, y, eras=np.arange(20_000) % 1000
+    )
+except MemoryError as exc:
+    print("MemoryError:", exc)
+"""
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, OMP_NUM_THREADS="1"),
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "per-era histograms would need" in proc.stdout
+
+
 def test_callbacks_see_every_iteration_and_can_stop():
     """fit(callbacks=...): each callback gets an IterationInfo after every
     iteration; any that returns True stops there, and the estimator equals
@@ -260,3 +323,41 @@ def test_callbacks_see_every_iteration_and_can_stop():
         HistGradientBoostingRegressor().fit(X, y, callbacks=[1])
     with pytest.raises(TypeError, match="list of callables"):
         HistGradientBoostingRegressor().fit(X, y, callbacks=3)
+
+
+def test_validation_size_with_eras_is_checked_as_scikit_learn_does():
+    """An integer validation size must be below the number of rows and a
+    fraction must leave training rows (scikit-learn's train_test_split
+    raises there too); a whole-era split that trains on one era warns."""
+    from sklearn.ensemble import HistGradientBoostingRegressor as SkHGB
+
+    rng = np.random.RandomState(0)
+    X, y = rng.normal(size=(2000, 3)), rng.normal(size=2000)
+    eras = np.repeat(np.arange(20), 100)
+    kw = dict(early_stopping=True, max_iter=3)
+    with pytest.raises(ValueError, match="smaller than the number of samples"):
+        SkHGB(validation_fraction=10000, **kw).fit(X, y)
+    with pytest.raises(ValueError, match="smaller than the number of samples 2000"):
+        HistGradientBoostingRegressor(validation_fraction=10000, **kw).fit(
+            X, y, eras=eras
+        )
+    with pytest.raises(ValueError, match="training set would be empty"):
+        HistGradientBoostingRegressor(validation_fraction=0.9999, **kw).fit(
+            X, y, eras=eras
+        )
+    with pytest.warns(UserWarning, match="holds out 19 of the 20 eras"):
+        HistGradientBoostingRegressor(validation_fraction=0.999, **kw).fit(
+            X, y, eras=eras
+        )
+
+
+def test_error_listing_classes_is_bounded():
+    """2,000 classes that each occur in a single era: the message names a
+    few and the count, not all of them."""
+    codes = np.repeat(np.arange(4), 1000).astype(np.int32)
+    y = np.arange(4000) // 2  # 2,000 classes, each inside one era
+    with pytest.raises(ValueError) as exc:
+        era_train_val_split(codes, 0.1, 0, y=y)
+    msg = str(exc.value)
+    assert "2000 class(es) occur in a single era" in msg
+    assert "(2000 in all)" in msg and len(msg) < 400

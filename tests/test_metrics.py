@@ -553,3 +553,20 @@ def test_grouped_correlations_equal_the_era_by_era_functions(metric):
     expected = [one_era(y_true[eras == e], y_pred[eras == e]) for e in labels]
     np.testing.assert_allclose(scores, expected, rtol=1e-12, atol=1e-14)
     assert scores[list(labels).index("b")] == scores[list(labels).index("c")] == 0
+
+
+@pytest.mark.parametrize("value", [0.1, 1 / 3, -0.02])
+def test_era_summary_of_identical_scores(value):
+    """Identical scores have no spread: std exactly 0 and an undefined
+    (NaN) Sharpe, not 1e15 or inf by rounding."""
+    s = era_summary(np.full(7, value))
+    assert s["std"] == 0.0
+    assert np.isnan(s["sharpe"])
+    assert s["mean"] == pytest.approx(value)
+
+
+def test_accuracy_on_continuous_labels_is_an_error():
+    rng = np.random.RandomState(0)
+    y = rng.normal(size=40)
+    with pytest.raises(ValueError, match="continuous"):
+        era_scores(y, y, np.repeat([0, 1], 20), metric="accuracy")

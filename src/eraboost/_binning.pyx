@@ -44,7 +44,9 @@ def map_to_bins(const double[:, :] X, list thresholds,
                     lo = 0
                     hi = t.shape[0]
                     while lo < hi:
-                        mid = (lo + hi) // 2
+                        # scikit-learn's midpoint: the same bins even when a
+                        # threshold is NaN (percentiles of +-inf values)
+                        mid = lo + (hi - lo - 1) // 2
                         if x <= t[mid]:
                             hi = mid
                         else:

@@ -268,7 +268,7 @@ def era_train_val_split(codes, validation_fraction, random_state, y=None, n_tria
     if best is None:
         single = [c for c in range(n_classes) if np.count_nonzero(per_era[:, c]) < 2]
         why = (
-            f"class(es) {single} occur in a single era"
+            f"{len(single)} class(es) occur in a single era ({short_list(single)})"
             if single
             else f"no split found in {n_trials} random orders of the eras"
         )
@@ -281,6 +281,46 @@ def era_train_val_split(codes, validation_fraction, random_state, y=None, n_tria
     _, order, k = best
     val_eras[order[:k]] = True
     return val_eras[codes]
+
+
+def short_list(values, limit=5):
+    """At most ``limit`` values and how many more, for error messages."""
+    values = list(values)
+    head = ", ".join(repr(v) for v in values[:limit])
+    return head if len(values) <= limit else f"{head}, ... ({len(values)} in all)"
+
+
+def check_validation_size(validation_fraction, n_samples, n_eras_held_out, n_eras):
+    """scikit-learn's checks of the validation size, for the whole-era split.
+
+    An integer must be below the number of rows, a fraction must leave
+    training rows (as ``train_test_split`` requires); a split that trains on
+    a single era warns.
+    """
+    from numbers import Integral
+
+    if isinstance(validation_fraction, Integral):
+        if validation_fraction >= n_samples:
+            raise ValueError(
+                f"validation_fraction={validation_fraction} should be either "
+                f"positive and smaller than the number of samples {n_samples} "
+                "or a float in the (0, 1) range."
+            )
+    elif n_samples - np.ceil(validation_fraction * n_samples) < 1:
+        raise ValueError(
+            f"With n_samples={n_samples} and validation_fraction="
+            f"{validation_fraction}, the training set would be empty: lower "
+            "validation_fraction."
+        )
+    if n_eras - n_eras_held_out < 2 < n_eras:
+        warnings.warn(
+            f"validation_fraction={validation_fraction} holds out "
+            f"{n_eras_held_out} of the {n_eras} eras for early stopping: the "
+            "trees are trained on a single era. Lower validation_fraction, "
+            "or pass X_val, y_val and eras_val.",
+            UserWarning,
+            stacklevel=5,
+        )
 
 
 def era_options_text(estimator):

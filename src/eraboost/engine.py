@@ -17,7 +17,7 @@ import numpy as np
 from ._common import MIN_HESSIAN_TO_SPLIT, SPLIT_TYPES
 from ._histogram import HistogramBuilder, histogram_layout
 from ._splitting import PENALTY_KINDS, Splitter
-from .grower import HistogramPool, check_histogram_memory
+from .grower import HistogramPool, check_histogram_memory, memory_budget
 
 __all__ = ["MIN_HESSIAN_TO_SPLIT", "Engine", "EngineSettings", "build_engine"]
 
@@ -150,7 +150,9 @@ def build_engine(
         min_samples_leaf = max(min_samples_leaf, settings.min_samples_leaf_per_era or 0)
 
     offsets = histogram_layout(bin_mapper.n_bins_, n_eras)
+    budget = None
     if n_eras > 1:
+        budget = memory_budget()
         check_histogram_memory(
             int(offsets[-1]),
             n_eras,
@@ -160,6 +162,7 @@ def build_engine(
             min_samples_leaf,
             depth_first=settings.depth_first,
             cell_bytes=12 if hessians.shape[0] == 1 else 20,
+            budget=budget,
         )
     builder = HistogramBuilder(
         X_binned,
@@ -198,7 +201,7 @@ def build_engine(
     return Engine(
         builder=builder,
         splitter=splitter,
-        pool=HistogramPool(builder),
+        pool=HistogramPool(builder, budget),
         offsets=offsets,
         n_eras=n_eras,
         min_samples_leaf=min_samples_leaf,

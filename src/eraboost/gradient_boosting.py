@@ -44,6 +44,7 @@ from ._categorical import (
 from ._common import G_DTYPE, SPLIT_TYPES, Y_DTYPE
 from ._eras import (
     EncodedEras,
+    check_validation_size,
     era_options_text,
     era_train_val_split,
     warn_single_era,
@@ -640,6 +641,12 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 y=y if is_classifier(self) else None,
             )
             train = ~val
+            check_validation_size(
+                self.validation_fraction,
+                X.shape[0],
+                np.unique(eras.codes[val]).size,
+                eras.n_eras,
+            )
             return replace(
                 data,
                 X=X[train],

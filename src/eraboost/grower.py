@@ -22,18 +22,32 @@ class HistogramPool:
     """Reusable histogram buffers of a builder (``HistogramBuilder.empty``).
 
     Buffers released by finished nodes serve later nodes and later trees, so
-    a fit allocates at most as many buffers as a tree has open nodes.
+    a fit allocates at most as many buffers as a tree has open nodes. With a
+    ``budget`` (bytes), a buffer that would take the pool's memory past it
+    raises ``MemoryError`` instead of being allocated: the estimate checked
+    before fitting (:func:`check_histogram_memory`) is the expected peak,
+    and this is the bound.
     """
 
-    def __init__(self, builder):
+    def __init__(self, builder, budget=None):
         self.builder = builder
         self.size = int(builder.nbytes)
+        self.budget = budget
         self._free = []
         self.n_allocated = 0
 
     def get(self):
         if self._free:
             return self._free.pop()
+        if self.budget is not None and (self.n_allocated + 1) * self.size > self.budget:
+            raise MemoryError(
+                f"the per-era histograms of this tree need more than the "
+                f"{self.budget / 2**30:.2f} GiB available: {self.n_allocated} "
+                f"node histograms of {self.size / 2**20:.1f} MiB are in use and "
+                "the tree has more open leaves. Limit the tree (max_leaf_nodes "
+                "or max_depth), or use fewer eras per histogram (group eras "
+                "together), fewer bins (max_bins) or fewer features."
+            )
         self.n_allocated += 1
         return self.builder.empty()
 
@@ -59,6 +73,37 @@ def available_memory():
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def address_space_left():
+    """Bytes the process may still map under its address-space limit
+    (``ulimit -v``, ``RLIMIT_AS``), or None when there is no limit."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    used = None
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    used = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    return max(0, soft - (used or 0))
+
+
+def memory_budget():
+    """Bytes the histograms may take: 80% of the memory available now, and
+    of what is left under the address-space limit; None when neither is
+    known."""
+    limits = [m for m in (available_memory(), address_space_left()) if m is not None]
+    return 0.8 * min(limits) if limits else None
 
 
 def check_histogram_memory(
@@ -89,9 +134,12 @@ def check_histogram_memory(
     1024, plus one (trees with neither limit may need more than this
     estimate). Grown ``depth_first`` (forests), a histogram per level and
     two more: ``max_depth + 2``, taking 64 levels without ``max_depth``.
-    The histogram pool reuses these buffers across nodes and trees,
-    so this is the histograms' peak for the whole fit. ``budget`` defaults to
-    80% of the memory available now (MemAvailable).
+    The histogram pool reuses these buffers across nodes and trees, so this
+    is the histograms' expected peak for the whole fit; the pool enforces
+    the budget at each allocation (a tree without ``max_leaf_nodes`` may
+    keep more leaves open). ``budget`` defaults to :func:`memory_budget`
+    (80% of the memory available now, and of the address space left under
+    ``ulimit -v``).
 
     Returns
     -------
@@ -114,10 +162,9 @@ def check_histogram_memory(
             live = min(live, 2**max_depth + 1)
     need = n_cells * cell_bytes * live
     if budget is None:
-        avail = available_memory()
-        if avail is None:
+        budget = memory_budget()
+        if budget is None:
             return need
-        budget = 0.8 * avail
     if need > budget:
         rows = n_eras + 1 if n_eras > 1 else 1
         raise MemoryError(

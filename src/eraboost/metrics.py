@@ -10,6 +10,7 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import rankdata
 from sklearn.utils.metadata_routing import MetadataRequest
+from sklearn.utils.multiclass import type_of_target
 
 from ._eras import check_eras
 
@@ -227,6 +228,12 @@ def era_scores(y_true, y_pred, eras, metric="pearson", *, return_eras=False):
             and (metric == "roc_auc" or np.isfinite(y_true).all())
         ):
             raise ValueError(f"metric={metric!r} needs finite y_true and y_pred.")
+    if metric == "accuracy" and type_of_target(y_true) == "continuous":
+        raise ValueError(
+            "metric='accuracy' compares class labels, but y_true holds "
+            "continuous values; use a regression metric such as 'pearson' "
+            "or 'mse'."
+        )
     if metric == "roc_auc":
         classes = np.unique(y_true)
         if classes.size != 2:
@@ -290,7 +297,8 @@ def era_summary(scores, *, greater_is_better=True):
         - ``"mean"``: mean over eras.
         - ``"std"``: standard deviation over eras (``ddof=1``, as pandas and
           Numerai compute it; NaN with a single era).
-        - ``"sharpe"``: ``mean / std``.
+        - ``"sharpe"``: ``mean / std``; NaN when the scores do not vary
+          (identical scores have ``std`` exactly 0) or with a single era.
         - ``"worst"``: the smallest score (the largest one when
           ``greater_is_better=False``).
         - ``"positive_share"``: share of eras with a score above 0.
@@ -309,9 +317,13 @@ def era_summary(scores, *, greater_is_better=True):
     if not np.isfinite(s).all():
         raise ValueError("scores contains NaN or infinite values.")
     mean = float(s.mean())
-    std = float(s.std(ddof=1)) if s.size > 1 else float("nan")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sharpe = float(np.float64(mean) / std)
+    if s.size < 2:
+        std = float("nan")
+    elif np.ptp(s) == 0:
+        std = 0.0  # identical scores: exactly no spread, whatever the rounding
+    else:
+        std = float(s.std(ddof=1))
+    sharpe = mean / std if std > 0 else float("nan")
     cum = np.concatenate(([0.0], np.cumsum(s)))
     return {
         "mean": mean,
