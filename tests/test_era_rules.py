@@ -211,3 +211,24 @@ def test_era_fit_without_pooled_signal_keeps_learning():
     Xt = rng.normal(size=(2000, 3))
     # the pooled effect is learnt (x0's era effects average to nothing)
     assert np.corrcoef(est.predict(Xt), Xt[:, 1])[0, 1] > 0.8
+
+
+# -- the penalty's scale -----------------------------------------------------
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+def test_irf_penalty_does_not_depend_on_the_target_scale(split_type):
+    """gain and H_node * Var_e CR_e are both in the target's squared units
+    times rows: irf_penalty is a pure number, and scaling the target scales
+    the model (docs/criteria.md)."""
+    rng = np.random.RandomState(0)
+    eras = rng.randint(0, 10, 3000)
+    X = rng.normal(size=(3000, 4))
+    y = X[:, 0] + rng.normal(size=10)[eras] * X[:, 1] + rng.normal(size=3000)
+    params = dict(
+        split_type=split_type, irf_penalty=0.3, max_iter=20, early_stopping=False
+    )
+    a = HistGradientBoostingRegressor(**params).fit(X, y, eras=eras)
+    b = HistGradientBoostingRegressor(**params).fit(X, 1000.0 * y, eras=eras)
+    for ta, tb in zip(a._predictors, b._predictors):
+        np.testing.assert_array_equal(ta[0].nodes["feature"], tb[0].nodes["feature"])
+    # (up to the float32 rounding of the gradients)
+    np.testing.assert_allclose(1000.0 * a.predict(X), b.predict(X), rtol=1e-4)

@@ -161,3 +161,96 @@ def make_trt_example(n_per_period=2000, n_test_periods=2, random_state=None):
         np.vstack([t[0] for t in test]),
         np.concatenate([t[1] for t in test]),
     )
+
+
+def make_shifted_sine(
+    n_eras=8, n_per_era=64, shift_scale=1.0, n_test=None, random_state=None
+):
+    """The era-splitting paper's shifted sine wave (DeLise, section 5.1).
+
+    ``x ~ U[0, 2 pi]`` and ``y = sin(x) + s_e + N(0, 1)``, where the shift
+    ``s_e ~ N(0, shift_scale^2)`` is drawn once per era: each era is a
+    blurry sine wave moved up or down, and the pooled eras form a cloud in
+    which the sine fades. The test set is one more era with its own shift.
+    The paper does not give the shift's scale; with 1 (the noise's) the
+    test MSE of a good fit is near the paper's (1.7-1.8: the noise, plus
+    the test era's shift, which no model can predict).
+
+    Parameters
+    ----------
+    n_eras, n_per_era : int
+        Training eras and rows of each (the paper: 8 eras of 64 rows).
+    shift_scale : float
+        Standard deviation of the eras' shifts.
+    n_test : int or None
+        Rows of the test era (``n_per_era`` when None).
+    random_state : int, RandomState instance or None
+
+    Returns
+    -------
+    X : ndarray of shape (n_eras * n_per_era, 1)
+    y : ndarray of shape (n_eras * n_per_era,)
+    eras : ndarray of shape (n_eras * n_per_era,)
+    X_test, y_test : ndarray
+    """
+    rng = check_random_state(random_state)
+
+    def draw(n, _era):
+        x = rng.uniform(0.0, 2.0 * np.pi, size=n)
+        shift = rng.normal(scale=shift_scale)
+        return x[:, None], np.sin(x) + shift + rng.normal(size=n)
+
+    return _train_and_test(draw, range(n_eras), n_eras, n_per_era, n_test)
+
+
+def make_synthetic_memorization(
+    n_eras=16,
+    n_per_era=768,
+    n_signature_dims=16,
+    n_rotations=3,
+    n_test=2000,
+    random_state=None,
+):
+    """The synthetic memorization task (Parascandolo et al. 2020, used by
+    DeLise, section 5.2): an invariant spiral and per-era shortcuts.
+
+    The first two columns hold two interleaved spirals, one per class: a
+    radius ``r ~ U[0.08, 1]``, the angle ``2 pi n_rotations r`` plus ``pi``
+    for class 1, the radius jittered by ``U[-0.02, 0.02]``, both coordinates
+    scaled to unit variance. The other ``n_signature_dims`` columns are the
+    era's signature: a vector ``u_e ~ N(0, I)`` drawn once per era, times
+    +1 for class 1 and -1 for class 0, so that within an era the classes
+    are separated perfectly by any of them (a shortcut to memorize). In the
+    test set the signature columns are ``N(0, I)`` noise: only the spiral
+    predicts. The paper's sizes: 16 eras, 12,288 training rows
+    (768 per era), 18 columns, 2,000 test rows.
+
+    Parameters
+    ----------
+    n_eras, n_per_era, n_signature_dims, n_rotations, n_test : int
+    random_state : int, RandomState instance or None
+
+    Returns
+    -------
+    X : ndarray of shape (n_eras * n_per_era, 2 + n_signature_dims)
+    y : ndarray of int, the class (0 or 1)
+    eras : ndarray of shape (n_eras * n_per_era,)
+    X_test, y_test : ndarray
+    """
+    rng = check_random_state(random_state)
+    signatures = rng.normal(size=(n_eras, n_signature_dims))
+
+    def draw(n, era):
+        radius = rng.uniform(0.08, 1.0, size=n)
+        labels = rng.randint(0, 2, size=n)
+        angle = 2.0 * n_rotations * np.pi * radius + np.pi * labels
+        radius = radius + rng.uniform(-0.02, 0.02, size=n)
+        spiral = np.column_stack([np.cos(angle), np.sin(angle)]) * radius[:, None]
+        spiral /= spiral.std(axis=0)
+        if era is None:
+            shortcut = rng.normal(size=(n, n_signature_dims))
+        else:
+            shortcut = (2 * labels - 1)[:, None] * signatures[era]
+        return np.hstack([spiral, shortcut]), labels
+
+    return _train_and_test(draw, range(n_eras), None, n_per_era, n_test)

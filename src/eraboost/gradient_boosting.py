@@ -44,6 +44,7 @@ from ._categorical import (
 from ._common import G_DTYPE, SPLIT_TYPES, Y_DTYPE
 from ._eras import (
     EncodedEras,
+    check_boltzmann_alpha,
     check_validation_size,
     era_options_text,
     era_train_val_split,
@@ -335,15 +336,6 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             sets.append(rest)
         return sets
 
-    def _check_alpha(self):
-        alpha = float(self.boltzmann_alpha)
-        if np.isnan(alpha):
-            raise ValueError(
-                "boltzmann_alpha=nan is not allowed; use a float, -np.inf "
-                "(minimum over eras), 0 (mean) or np.inf (maximum)."
-            )
-        return alpha
-
     # -- fit ---------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(
@@ -390,7 +382,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self : object
         """
         fit_start = perf_counter()
-        alpha = self._check_alpha()
+        alpha = check_boltzmann_alpha(self.boltzmann_alpha)
         warm = self.warm_start and self._is_fitted()
         callbacks = check_callbacks(callbacks)
         data = self._check_fit_data(
