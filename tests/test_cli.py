@@ -1,24 +1,44 @@
 """The command line: train, predict, report, Ctrl-C, bad input."""
 
 import csv
+import os
+import pickle
+import re
+import resource
 import signal
+import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
-import joblib
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import skops.io
 
-from eraboost import HistGradientBoostingRegressor, cli
+from eraboost import (
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    cli,
+    load_model,
+)
 from eraboost.demo import make_era_data
 from eraboost.metrics import era_scores, era_summary
 
 FEATURES = [f"feature_{i}" for i in range(10)]
 SCRIPT = Path(sys.executable).with_name("eraboost")
+
+
+class Marker:
+    """Unpickling it would create the file ``Marker.path``: a crafted model."""
+
+    path = None
+
+    def __reduce__(self):
+        return (open, (str(Marker.path), "w"))
 
 
 def _write(path, X, y, eras, extra=None):
@@ -73,10 +93,12 @@ def test_train_predict_report_end_to_end(data):
         "--param",
         "early_stopping=True",
     ]
-    res = run(["train", "train.parquet", *common, "--out", "original.joblib"], d)
+    res = run(["train", "train.parquet", *common, "--out", "original.skops"], d)
     assert res.returncode == 0, res.stderr
-    assert "1/30 iterations" in res.stderr and "train -" in res.stderr
-    assert "validation -" in res.stderr and "ETA" in res.stderr
+    assert "1/30 iterations" in res.stderr and "ETA" in res.stderr
+    # the scores are named, the loss positive (as scikit-learn prints it)
+    line = res.stderr.splitlines()[1]
+    assert re.search(r"train loss \d\.\d+, valid loss \d\.\d+", line), line
     res = run(
         [
             "train",
@@ -87,7 +109,7 @@ def test_train_predict_report_end_to_end(data):
             "--boltzmann-alpha",
             "-inf",
             "--out",
-            "directional.joblib",
+            "directional.skops",
             "--quiet",
         ],
         d,
@@ -95,12 +117,12 @@ def test_train_predict_report_end_to_end(data):
     assert res.returncode == 0, res.stderr
     assert res.stderr == "" and res.stdout == ""
 
-    bundle = joblib.load(d / "directional.joblib")
-    assert bundle["features"] == FEATURES
-    assert bundle["params"]["split_type"] == "directional"
-    assert bundle["params"]["boltzmann_alpha"] == -np.inf
-    assert bundle["n_iter"] == bundle["estimator"].n_iter_
-    assert not bundle["interrupted"]
+    model, meta = load_model(d / "directional.skops", return_metadata=True)
+    assert meta["features"] == FEATURES
+    assert model.split_type == "directional"
+    assert model.boltzmann_alpha == -np.inf
+    assert meta["n_iter"] == model.n_iter_
+    assert not meta["interrupted"]
     # the same model as fitted in-process with the same parameters
     ref = HistGradientBoostingRegressor(
         split_type="directional",
@@ -109,11 +131,11 @@ def test_train_predict_report_end_to_end(data):
         early_stopping=True,
         random_state=0,
     ).fit(X, y, eras=eras)
-    assert ref.n_iter_ == bundle["n_iter"]
-    np.testing.assert_array_equal(bundle["estimator"].predict(Xt), ref.predict(Xt))
+    assert ref.n_iter_ == meta["n_iter"]
+    np.testing.assert_array_equal(model.predict(Xt), ref.predict(Xt))
 
     for out in ("pred.parquet", "pred.csv"):
-        res = run(["predict", "directional.joblib", "test.parquet", "--out", out], d)
+        res = run(["predict", "directional.skops", "test.parquet", "--out", out], d)
         assert res.returncode == 0, res.stderr
     table = pq.read_table(d / "pred.parquet")
     assert table.column_names == ["era", "prediction"]
@@ -128,8 +150,8 @@ def test_train_predict_report_end_to_end(data):
     res = run(
         [
             "report",
-            "original.joblib",
-            "directional.joblib",
+            "original.skops",
+            "directional.skops",
             "test.parquet",
             "--target",
             "target",
@@ -153,7 +175,7 @@ def test_train_predict_report_end_to_end(data):
 
     era_labels = np.array([f"era{e:03d}" for e in et])
     preds = {
-        "original": joblib.load(d / "original.joblib")["estimator"].predict(Xt),
+        "original": load_model(d / "original.skops").predict(Xt),
         "directional": expected,
     }
     scores_rows = _read_csv(rep / "era_scores.csv")
@@ -172,8 +194,9 @@ def test_train_predict_report_end_to_end(data):
         assert row["worst_era"] == labels[np.argmin(scores)]
 
 
-def test_int8_columns_reach_fit_as_int8(data, monkeypatch, tmp_path):
-    d, (X, y, eras), _ = data
+@pytest.fixture
+def seen(monkeypatch):
+    """The X of every regressor fit (a spy on ``fit``)."""
     seen = []
     original_fit = HistGradientBoostingRegressor.fit
 
@@ -182,6 +205,11 @@ def test_int8_columns_reach_fit_as_int8(data, monkeypatch, tmp_path):
         return original_fit(self, X, y, **kw)
 
     monkeypatch.setattr(HistGradientBoostingRegressor, "fit", spy)
+    return seen
+
+
+def test_int8_columns_reach_fit_as_int8(data, seen, tmp_path):
+    d, (X, y, eras), _ = data
     status = cli.main(
         [
             "train",
@@ -195,7 +223,7 @@ def test_int8_columns_reach_fit_as_int8(data, monkeypatch, tmp_path):
             "--param",
             "max_iter=3",
             "--out",
-            str(tmp_path / "m.joblib"),
+            str(tmp_path / "m.skops"),
             "--quiet",
         ]
     )
@@ -279,7 +307,7 @@ def test_ctrl_c_keeps_the_trees(data):
             "--param",
             "learning_rate=0.001",
             "--out",
-            "interrupted.joblib",
+            "interrupted.skops",
         ],
         cwd=d,
         stderr=subprocess.PIPE,
@@ -303,10 +331,9 @@ def test_ctrl_c_keeps_the_trees(data):
         if proc.poll() is None:
             proc.kill()
     assert "interrupted: saved the" in rest
-    bundle = joblib.load(d / "interrupted.joblib")
-    est = bundle["estimator"]
-    assert bundle["interrupted"]
-    assert 1 <= bundle["n_iter"] == est.n_iter_ < max_iter
+    est, meta = load_model(d / "interrupted.skops", return_metadata=True)
+    assert meta["interrupted"]
+    assert 1 <= meta["n_iter"] == est.n_iter_ < max_iter
     assert len(est.train_score_) == len(est.validation_score_) == est.n_iter_ + 1
     assert np.isfinite(est.predict(Xt)).all()
 
@@ -318,9 +345,14 @@ def bad_files(data):
     y_nan[[3, 10]] = np.nan
     _write(d / "nan_target.parquet", X, y_nan, eras)
     (d / "garbage.parquet").write_bytes(b"this is not a parquet file\n" * 10)
-    (d / "garbage.joblib").write_bytes(b"not a model")
+    (d / "garbage.skops").write_bytes(b"not a model")
+    Marker.path = d / "code-ran"
+    (d / "crafted.skops").write_bytes(pickle.dumps(Marker()))
+    skops.io.dump({"format": "eraboost-model", "version": 1}, d / "keyless.skops")
     cols = {name: X[:, j] for j, name in enumerate(FEATURES[:5])}
     pq.write_table(pa.table(cols), d / "fewer.parquet")
+    cols = {f"x{j}": X[:, j] for j in range(3)}
+    pq.write_table(pa.table({**cols, "target": y, "era": eras}), d / "unnamed.parquet")
     res = run(
         [
             "train",
@@ -334,7 +366,7 @@ def bad_files(data):
             "--param",
             "max_iter=3",
             "--out",
-            "small.joblib",
+            "small.skops",
             "--quiet",
         ],
         d,
@@ -357,7 +389,7 @@ def bad_files(data):
                 "--features",
                 "feature_0,feature_99",
                 "--out",
-                "x.joblib",
+                "x.skops",
             ],
             "no feature column 'feature_99'",
         ),
@@ -370,7 +402,7 @@ def bad_files(data):
                 "--era",
                 "era",
                 "--out",
-                "x.joblib",
+                "x.skops",
             ],
             "target column 'target' of nan_target.parquet has 2 missing values",
         ),
@@ -383,7 +415,7 @@ def bad_files(data):
                 "--era",
                 "epoch",
                 "--out",
-                "x.joblib",
+                "x.skops",
             ],
             "no era column 'epoch'",
         ),
@@ -396,24 +428,9 @@ def bad_files(data):
                 "--era",
                 "era",
                 "--out",
-                "x.joblib",
+                "x.skops",
             ],
             "no target column 'y'",
-        ),
-        (
-            [
-                "train",
-                "train.parquet",
-                "--target",
-                "target",
-                "--era",
-                "era",
-                "--features",
-                "feature_0,note",
-                "--out",
-                "x.joblib",
-            ],
-            "feature column 'note' of train.parquet has type string",
         ),
         (
             [
@@ -424,7 +441,7 @@ def bad_files(data):
                 "--era",
                 "era",
                 "--out",
-                "x.joblib",
+                "x.skops",
             ],
             "cannot read garbage.parquet as parquet",
         ),
@@ -437,7 +454,7 @@ def bad_files(data):
                 "--era",
                 "era",
                 "--out",
-                "x.joblib",
+                "x.skops",
             ],
             "cannot read absent.parquet: no such file",
         ),
@@ -452,7 +469,7 @@ def bad_files(data):
                 "--param",
                 "max_iters=3",
                 "--out",
-                "x.joblib",
+                "x.skops",
             ],
             "unknown parameter 'max_iters'",
         ),
@@ -467,33 +484,408 @@ def bad_files(data):
                 "--param",
                 "max_iter=0",
                 "--out",
-                "x.joblib",
+                "x.skops",
             ],
             "'max_iter' parameter",
         ),
         (
-            ["predict", "small.joblib", "fewer.parquet", "--out", "p.parquet"],
+            ["predict", "small.skops", "fewer.parquet", "--out", "p.parquet"],
             "fewer.parquet has no feature column of the model 'feature_5'",
         ),
         (
-            ["predict", "garbage.joblib", "test.parquet", "--out", "p.parquet"],
-            "cannot read model garbage.joblib: not an eraboost model file",
+            ["predict", "garbage.skops", "test.parquet", "--out", "p.parquet"],
+            "cannot read model garbage.skops: not an eraboost model file",
         ),
         (
-            ["report", "small.joblib", "garbage.parquet", "--out", "rep"],
+            ["predict", "crafted.skops", "test.parquet", "--out", "p.parquet"],
+            "pickle and joblib files are never loaded here",
+        ),
+        (
+            ["predict", "keyless.skops", "test.parquet", "--out", "p.parquet"],
+            "the file lacks 'estimator', 'metadata'",
+        ),
+        (
+            ["predict", "small.skops", "test.parquet", "--out", "p.xyz"],
+            "cannot tell the format of p.xyz from its extension",
+        ),
+        (
+            ["predict", "small.skops", "test.parquet", "--out", "p.csv", "--proba"],
+            "--proba needs a classifier",
+        ),
+        (
+            [
+                "train",
+                "train.parquet",
+                "--target",
+                "target",
+                "--era",
+                "era",
+                "--features",
+                "feature_0,feature_1,feature_0",
+                "--out",
+                "x.skops",
+            ],
+            "--features names the column 'feature_0' more than once",
+        ),
+        (
+            ["train", "train.parquet", "--target", "era", "--era", "era", "--out", "x"],
+            "--target and --era both name the column 'era'",
+        ),
+        (
+            [
+                *("train", "fewer.parquet", "--target", "feature_0"),
+                *("--era", "feature_1", "--feature-prefix", "f", "--out", "x"),
+            ],
+            "the target column 'feature_0' is also a feature",
+        ),
+        (
+            [
+                "train",
+                "unnamed.parquet",
+                "--target",
+                "target",
+                "--era",
+                "era",
+                "--out",
+                "x",
+            ],
+            "no column whose name starts with 'feature': name the feature "
+            "columns with --features",
+        ),
+        (
+            [
+                *("train", "train.parquet", "--target", "target", "--era", "era"),
+                *("--categorical-features", "note", "--out", "x"),
+            ],
+            "--categorical-features names 'note', which is not among the features",
+        ),
+        (
+            [
+                *("train", "train.parquet", "--target", "target", "--era", "era"),
+                *("--validation-data", "test.parquet"),
+                *("--param", "early_stopping=False", "--out", "x"),
+            ],
+            "--validation-data is for early stopping",
+        ),
+        (
+            ["report", "small.skops", "garbage.parquet", "--out", "rep"],
             "cannot read garbage.parquet",
         ),
         (
-            ["report", "small.joblib", "nan_target.parquet", "--out", "rep"],
+            ["report", "small.skops", "nan_target.parquet", "--out", "rep"],
             "has 2 missing values",
         ),
     ],
 )
 def test_bad_input_one_line_error(bad_files, args, message):
     res = run(args, bad_files, module=args[0] == "predict")
+    assert not (bad_files / "code-ran").exists()  # the crafted pickle never ran
     assert res.returncode == 1, res.stderr
     assert "Traceback" not in res.stderr
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1, res.stderr
     assert lines[0].startswith("eraboost: error: ")
     assert message in lines[0]
+
+
+def _train_args(out, *extra, data="train.parquet"):
+    return [
+        "train",
+        data,
+        "--target",
+        "target",
+        "--era",
+        "era",
+        "--feature-prefix",
+        "feature_",
+        *extra,
+        "--out",
+        out,
+        "--quiet",
+    ]
+
+
+def _limit_file_size(limit):
+    def set_limit():
+        # a file size limit makes writes fail with EFBIG (not kill the process)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return set_limit
+
+
+def test_failed_writes_keep_the_previous_files(data, tmp_path):
+    d, _, (Xt, _, _) = data
+    model = tmp_path / "model.skops"
+    res = run(_train_args(model, "--param", "max_iter=3"), d)
+    assert res.returncode == 0, res.stderr
+    good = model.read_bytes()
+    # a bigger model under a file size limit: the save fails part-way
+    res = run(
+        _train_args(model, "--param", "max_iter=60", "--param", "max_leaf_nodes=63"),
+        d,
+        preexec_fn=_limit_file_size(len(good) + 1000),
+    )
+    assert res.returncode == 1, res.stderr
+    assert res.stderr.startswith(f"eraboost: error: cannot write the model to {model}")
+    assert len(res.stderr.splitlines()) == 1
+    assert model.read_bytes() == good  # the previous model is intact
+    assert sorted(os.listdir(tmp_path)) == ["model.skops"]  # no temporary file
+    assert np.isfinite(load_model(model).predict(Xt)).all()
+
+    pred = tmp_path / "pred.csv"
+    pred.write_text("previous predictions\n")
+    res = run(
+        ["predict", model, "test.parquet", "--out", pred],
+        d,
+        preexec_fn=_limit_file_size(2000),
+    )
+    assert res.returncode == 1 and "cannot write" in res.stderr, res.stderr
+    assert pred.read_text() == "previous predictions\n"
+    assert sorted(os.listdir(tmp_path)) == ["model.skops", "pred.csv"]
+
+
+def test_a_special_output_file_is_never_deleted(data, tmp_path):
+    d, _, _ = data
+    model = tmp_path / "model.skops"
+    assert run(_train_args(model, "--param", "max_iter=3"), d).returncode == 0
+    # predictions of 40,000 rows: more than a pipe holds (64 KiB), so the
+    # write fails whenever the reader leaves, before or after it starts
+    Xt, yt, et, _ = make_era_data(40, 1000, seed=2)
+    _write(tmp_path / "big.parquet", Xt, yt, et)
+    fifo = tmp_path / "out.parquet"
+    os.mkfifo(fifo)
+
+    def reader_that_leaves():
+        with open(fifo, "rb"):
+            pass  # the reader goes away without reading: writing fails
+
+    reader = threading.Thread(target=reader_that_leaves)
+    reader.start()
+    res = run(["predict", model, tmp_path / "big.parquet", "--out", fifo], d)
+    reader.join(timeout=60)
+    assert res.returncode == 1, res.stderr
+    assert res.stderr.startswith(f"eraboost: error: cannot write {fifo}")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # still there, still a pipe
+
+
+def test_memory_guard_error_is_one_line(tmp_path):
+    # 5,000 eras x 100 float features x 256 bins: far more histogram memory
+    # than any machine has, refused by the guard before fitting
+    rng = np.random.RandomState(0)
+    n = 10_000
+    cols = {f"feature_{j}": rng.normal(size=n) for j in range(100)}
+    cols.update(target=rng.normal(size=n), era=np.arange(n) // 2)
+    pq.write_table(pa.table(cols), tmp_path / "many_eras.parquet")
+    res = run(
+        _train_args("m.skops", "--split-type", "era", data="many_eras.parquet"),
+        tmp_path,
+    )
+    assert res.returncode == 1, res.stderr
+    assert "Traceback" not in res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("eraboost: error: not enough memory: ")
+    assert "per-era histograms would need" in lines[0]
+
+
+def test_ctrl_c_while_importing_exits_130(tmp_path):
+    # sitecustomize sends SIGINT to the process as soon as numpy starts to
+    # load: a Ctrl-C typed in the first second of the command
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os, signal, sys\n"
+        # a shell starts background jobs with SIGINT ignored: restore the
+        # handler Python installs in a terminal
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'numpy':\n"
+        "            sys.meta_path.remove(self)\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    for module in (False, True):
+        res = run(["demo", "--n-eras", "4"], tmp_path, module=module, env=env)
+        assert res.returncode == 130, res.stderr
+        assert res.stderr == "eraboost: interrupted\n"
+        assert res.stdout == ""
+
+
+def test_demo_into_a_closed_pipe_exits_0(tmp_path):
+    proc = subprocess.Popen(
+        [str(SCRIPT), "demo", "--n-eras", "4", "--rows-per-era", "200"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # the reader is gone, as after `| head -1`
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 0, err
+    assert err == b""
+    res = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", f"'{SCRIPT}' demo --n-eras 4 | head -1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert res.stdout.startswith("eraboost demo: 4 training eras")
+
+
+def test_version_and_help(tmp_path):
+    from importlib.metadata import version
+
+    res = run(["--version"], tmp_path)
+    assert res.returncode == 0 and res.stdout == f"eraboost {version('eraboost')}\n"
+    res = run(["--help"], tmp_path)
+    assert "train four models" in res.stdout
+    assert "pickle" in res.stdout and "trust" in res.stdout
+    res = run(["predict", "--help"], tmp_path)
+    assert re.search(r"MODEL\s+model file written by train", res.stdout)
+    assert re.search(r"DATA\s+table with the model's feature columns", res.stdout)
+    res = run(["report", "--help"], tmp_path)
+    assert re.search(r"MODEL\s+model files written by train", res.stdout)
+    res = run(["demo", "--help"], tmp_path)
+    assert "--rows-per-era ROWS_PER_ERA\n" in res.stdout
+    assert "rows per era (default: 1000)" in res.stdout
+
+
+def test_new_parameters_and_validation_data(data, tmp_path):
+    d, (X, y, eras), (Xt, yt, et) = data
+    era_labels = np.array([f"era{e:03d}" for e in et])
+    res = run(
+        _train_args(
+            tmp_path / "m.skops",
+            "--param",
+            "max_iter=40",
+            "--param",
+            "colsample_bytree=0.5",
+            "--param",
+            "era_subsample=0.5",
+            "--validation-data",
+            "test.parquet",
+        ),
+        d,
+    )
+    assert res.returncode == 0, res.stderr
+    model = load_model(tmp_path / "m.skops")
+    ref = HistGradientBoostingRegressor(
+        max_iter=40,
+        colsample_bytree=0.5,
+        era_subsample=0.5,
+        early_stopping=True,
+        random_state=0,
+    )
+    ref.fit(X, y, eras=eras, X_val=Xt, y_val=yt, eras_val=era_labels)
+    assert model.n_iter_ == ref.n_iter_
+    np.testing.assert_array_equal(model.validation_score_, ref.validation_score_)
+    np.testing.assert_array_equal(model.predict(Xt), ref.predict(Xt))
+
+
+def test_classifier_probabilities(data, tmp_path):
+    _, (X, y, eras), (Xt, _, _) = data
+    labels = np.where(y > 0.5, "up", np.where(y < -0.5, "down", "flat"))
+    _write(tmp_path / "train.parquet", X, labels, eras)
+    _write(tmp_path / "test.parquet", Xt, np.zeros(len(Xt)), np.zeros(len(Xt), int))
+    res = run(_train_args("clf.skops", "--param", "max_iter=10"), tmp_path)
+    assert res.returncode == 0, res.stderr
+    ref = HistGradientBoostingClassifier(max_iter=10, random_state=0)
+    ref.fit(X, labels, eras=np.array([f"era{e:03d}" for e in eras]))
+    for extra, out in (([], "labels.csv"), (["--proba"], "proba.parquet")):
+        res = run(
+            ["predict", "clf.skops", "test.parquet", "--out", out, *extra], tmp_path
+        )
+        assert res.returncode == 0, res.stderr
+    rows = _read_csv(tmp_path / "labels.csv")
+    assert [r["prediction"] for r in rows] == list(ref.predict(Xt))
+    table = pq.read_table(tmp_path / "proba.parquet")
+    assert table.column_names == ["era", "proba_down", "proba_flat", "proba_up"]
+    proba = np.column_stack(
+        [table.column(c).to_numpy() for c in table.column_names[1:]]
+    )
+    np.testing.assert_array_equal(proba, ref.predict_proba(Xt))
+
+
+def test_categorical_feature_columns(data, tmp_path):
+    import pandas as pd
+
+    _, (X, y, eras), (Xt, _, _) = data
+    rng = np.random.RandomState(0)
+    sector = rng.choice(["energy", "health", "tech"], size=len(y))
+    grade = rng.randint(0, 4, size=len(y)).astype(np.int8)
+    y_cat = y + (sector == "tech") - 0.5 * (grade == 2)
+    _write(
+        tmp_path / "train.parquet", X, y_cat, eras, {"sector": sector, "grade": grade}
+    )
+    new_sector = rng.choice(["energy", "tech", "unknown"], size=len(Xt))
+    new_grade = rng.randint(0, 5, size=len(Xt)).astype(np.int8)
+    _write(
+        tmp_path / "test.parquet",
+        Xt,
+        np.zeros(len(Xt)),
+        np.zeros(len(Xt), int),
+        {"sector": new_sector, "grade": new_grade},
+    )
+    features = "feature_0,feature_1,sector,grade"
+    args = _train_args("cat.skops", "--param", "max_iter=10")
+    i = args.index("--feature-prefix")
+    args[i : i + 2] = ["--features", features, "--categorical-features", "grade"]
+    res = run(args, tmp_path)
+    assert res.returncode == 0, res.stderr
+    _, meta = load_model(tmp_path / "cat.skops", return_metadata=True)
+    assert meta["categorical"] == ["sector", "grade"]  # text by type, grade named
+
+    def frame(X, sector, grade):
+        return pd.DataFrame(
+            {
+                "feature_0": X[:, 0],
+                "feature_1": X[:, 1],
+                "sector": pd.Categorical(sector),
+                "grade": grade,
+            }
+        )
+
+    ref = HistGradientBoostingRegressor(
+        max_iter=10, random_state=0, categorical_features=["sector", "grade"]
+    )
+    ref.fit(
+        frame(X, sector, grade), y_cat, eras=np.array([f"era{e:03d}" for e in eras])
+    )
+    res = run(["predict", "cat.skops", "test.parquet", "--out", "p.parquet"], tmp_path)
+    assert res.returncode == 0, res.stderr
+    got = pq.read_table(tmp_path / "p.parquet").column("prediction").to_numpy()
+    np.testing.assert_array_equal(got, ref.predict(frame(Xt, new_sector, new_grade)))
+
+
+def test_default_features_and_csv_integers(data, tmp_path, seen):
+    _, (X, y, eras), _ = data
+    import pandas as pd
+
+    table = pd.DataFrame(X, columns=FEATURES)
+    table["target"] = y
+    table["target_other"] = y * 2  # another target: never a default feature
+    table["era"] = eras
+    table["wide"] = np.arange(len(y)) * 1000  # needs more than int16
+    table.to_csv(tmp_path / "train.csv", index=False)
+    from eraboost._tables import Table
+
+    Xr, cols, _ = Table(tmp_path / "train.csv").read(FEATURES, ["era", "wide"])
+    assert Xr.dtype == np.int8 and cols["era"].dtype == np.int8
+    assert cols["wide"].dtype == np.int32
+    np.testing.assert_array_equal(Xr, X)
+
+    args = _train_args(str(tmp_path / "m.skops"), "--param", "max_iter=3")
+    i = args.index("--feature-prefix")
+    del args[i : i + 2]
+    args[1] = str(tmp_path / "train.csv")
+    assert cli.main(args) == 0
+    (X_fit,) = seen
+    assert X_fit.dtype == np.int8
+    np.testing.assert_array_equal(X_fit, X)
+    assert load_model(tmp_path / "m.skops", return_metadata=True)[1]["features"] == (
+        FEATURES
+    )

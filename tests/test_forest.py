@@ -8,6 +8,7 @@ import pytest
 from eraboost._criteria import rate_ratio_penalty
 from sklearn.metrics import r2_score, roc_auc_score
 from sklearn.tree import DecisionTreeRegressor
+from threadpoolctl import threadpool_limits
 
 from eraboost import InvariantForestClassifier, InvariantForestRegressor
 from eraboost.datasets import make_trt_example
@@ -286,6 +287,61 @@ def test_same_forest_whatever_the_thread_count():
     np.testing.assert_array_equal(preds[0], preds[1])
 
 
+def test_same_forest_whatever_the_blas_thread_count():
+    """Leaf values do not depend on the BLAS threads (issue 16, item 11: a
+    BLAS dot in the leaf offset gave 3e-17 differences)."""
+    rng = np.random.RandomState(0)
+    n = 40_000  # above the size at which BLAS splits a dot product
+    X = rng.randint(0, 6, size=(n, 2)).astype(np.float64)
+    y = X[:, 0] + rng.standard_normal(n) * (1 + 1e3 * (rng.rand(n) < 0.01))
+    preds = []
+    for n_blas in (1, 2):
+        with threadpool_limits(limits=n_blas, user_api="blas"):
+            est = InvariantForestRegressor(
+                n_estimators=3, max_depth=3, random_state=0
+            ).fit(X, y)
+            preds.append(est.predict(X))
+    np.testing.assert_array_equal(preds[0], preds[1])
+
+
+@pytest.mark.parametrize("scale", [130, 400, 1000])
+def test_huge_targets_are_scaled_exactly(scale):
+    """|y| beyond float32 (issue 16, item 4): the forest of ``2**s * y`` is
+    exactly ``2**s`` times the forest of ``y``, not NaN."""
+    X, y, eras = stump_data(1, False)
+    kw = dict(n_estimators=4, split_type="era", irf_penalty=1.0, random_state=0)
+    small = InvariantForestRegressor(**kw).fit(X, y, eras=eras)
+    big = InvariantForestRegressor(**kw).fit(X, np.ldexp(y, scale), eras=eras)
+    np.testing.assert_array_equal(big.predict(X), np.ldexp(small.predict(X), scale))
+
+
+@pytest.mark.parametrize("classification", [False, True])
+def test_huge_sample_weights_change_nothing(classification):
+    """``sample_weight`` above float32's range (issue 16, item 4): the same
+    forest as with the weights divided by the same power of two."""
+    X, y, eras = stump_data(2, classification)
+    est = InvariantForestClassifier if classification else InvariantForestRegressor
+    w = np.random.RandomState(0).randint(1, 4, size=len(y)).astype(np.float64)
+    kw = dict(n_estimators=4, irf_penalty=0.5, random_state=0)
+    a = est(**kw).fit(X, y, sample_weight=w, eras=eras)
+    b = est(**kw).fit(X, y, sample_weight=np.ldexp(w, 140), eras=eras)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    if classification:
+        np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_big_targets_and_weights_predict_like_a_random_forest():
+    """y near 1e39 and weights near 1e40 (not powers of two): finite
+    predictions, those of the unscaled problem to float32 precision."""
+    X, y = int_data(3)
+    kw = dict(n_estimators=3, bootstrap=False, max_depth=4, random_state=0)
+    ref = InvariantForestRegressor(**kw).fit(X, y).predict(X)
+    got = InvariantForestRegressor(**kw).fit(
+        X, y * 1e39, sample_weight=np.full(len(y), 1e40)
+    )
+    np.testing.assert_allclose(got.predict(X) / 1e39, ref, rtol=1e-5, atol=1e-5)
+
+
 def test_trt_settings_beat_the_plain_forest_on_the_trt_example():
     """Moneda's synthetic example: the worst-period criterion with a per-era
     minimum gives a better holdout AUC than the plain forest."""
@@ -367,3 +423,7 @@ def test_bad_input():
         InvariantForestRegressor().fit(X, y, eras=eras[:-1])
     with pytest.raises(ValueError, match="NaN"):
         InvariantForestRegressor().fit(X, np.where(y > 0, np.nan, y))
+    for est in (InvariantForestRegressor, InvariantForestClassifier):
+        # as the boosters (issue 16, item 5)
+        with pytest.raises(ValueError, match="boltzmann_alpha=nan"):
+            est(boltzmann_alpha=np.nan, split_type="era").fit(X, y > 0, eras=eras)

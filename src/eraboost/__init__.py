@@ -3,17 +3,52 @@
 Drop-in replacements for scikit-learn's histogram gradient boosting
 estimators that learn from data split into eras (environments) and prefer
 relationships holding in every era.
+
+The names below are imported on first use (PEP 562), so that ``import
+eraboost`` and the ``eraboost`` command start at once: the command line
+reports a Ctrl-C during its imports as an interruption, not a traceback.
 """
 
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
-from .callbacks import IterationInfo
-from .classifier import HistGradientBoostingClassifier
-from .explain import to_shap
-from .forest import InvariantForestClassifier, InvariantForestRegressor
-from .gradient_boosting import HistGradientBoostingRegressor
-from .metrics import era_scores, era_summary, make_era_scorer
-from .model_selection import EraKFold, EraTimeSeriesSplit, worst_fold_refit
+# public name -> module defining it
+_EXPORTS = {
+    "EraKFold": "model_selection",
+    "EraTimeSeriesSplit": "model_selection",
+    "HistGradientBoostingClassifier": "classifier",
+    "HistGradientBoostingRegressor": "gradient_boosting",
+    "InvariantForestClassifier": "forest",
+    "InvariantForestRegressor": "forest",
+    "IterationInfo": "callbacks",
+    "RobustTreeClassifier": "robust",
+    "era_scores": "metrics",
+    "era_summary": "metrics",
+    "load_model": "persistence",
+    "make_era_scorer": "metrics",
+    "save_model": "persistence",
+    "to_shap": "explain",
+    "worst_fold_refit": "model_selection",
+}
+_SUBMODULES = {
+    "callbacks",
+    "classifier",
+    "cli",
+    "datasets",
+    "demo",
+    "explain",
+    "forest",
+    "gradient_boosting",
+    "inspection",
+    "metrics",
+    "model_selection",
+    "numerai",
+    "persistence",
+    "report",
+    "robust",
+    "sampling",
+}
 
 __all__ = [
     "EraKFold",
@@ -23,12 +58,43 @@ __all__ = [
     "InvariantForestClassifier",
     "InvariantForestRegressor",
     "IterationInfo",
+    "RobustTreeClassifier",
     "era_scores",
     "era_summary",
+    "load_model",
     "make_era_scorer",
+    "save_model",
     "to_shap",
     "worst_fold_refit",
 ]
+
+if TYPE_CHECKING:  # pragma: no cover - for static analysis only
+    from .callbacks import IterationInfo
+    from .classifier import HistGradientBoostingClassifier
+    from .explain import to_shap
+    from .forest import InvariantForestClassifier, InvariantForestRegressor
+    from .gradient_boosting import HistGradientBoostingRegressor
+    from .metrics import era_scores, era_summary, make_era_scorer
+    from .model_selection import EraKFold, EraTimeSeriesSplit, worst_fold_refit
+    from .persistence import load_model, save_model
+    from .robust import RobustTreeClassifier
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | _SUBMODULES)
+
+
 try:
     # the one version number is meson.build's (pyproject.toml reads it)
     __version__ = version("eraboost")

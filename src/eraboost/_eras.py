@@ -323,6 +323,28 @@ def check_validation_size(validation_fraction, n_samples, n_eras_held_out, n_era
         )
 
 
+def check_boltzmann_alpha(alpha):
+    """``boltzmann_alpha`` as a float; NaN is refused.
+
+    Parameters
+    ----------
+    alpha : float
+        The estimator's ``boltzmann_alpha`` (``-np.inf`` and ``np.inf`` are
+        allowed: the worst and the best era).
+
+    Returns
+    -------
+    alpha : float
+    """
+    alpha = float(alpha)
+    if np.isnan(alpha):
+        raise ValueError(
+            "boltzmann_alpha=nan is not allowed; use a float, -np.inf "
+            "(minimum over eras), 0 (mean) or np.inf (maximum)."
+        )
+    return alpha
+
+
 def era_options_text(estimator):
     """The era-aware options an estimator has set, as text (empty when none).
 

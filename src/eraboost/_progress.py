@@ -66,8 +66,13 @@ class TrainingProgress:
         self._start = perf_counter()
         self._last_draw = None
 
-    def line(self, iteration, n_iter, train_score, val_score):
-        """The text of the progress bar."""
+    def line(self, iteration, n_iter, train_score, val_score, score_name=None):
+        """The text of the progress bar.
+
+        Scores are named (``train loss 0.0621, valid pearson 0.031``); a
+        loss is shown positive, as scikit-learn prints it, although the
+        estimator keeps it negated (larger is better).
+        """
         elapsed = perf_counter() - self._start
         eta = elapsed / iteration * (n_iter - iteration) if iteration else 0.0
         width = 20
@@ -78,10 +83,12 @@ class TrainingProgress:
             f"{format_seconds(elapsed)} elapsed, "
             f"ETA {format_seconds(eta)}"
         )
+        name = score_name or "score"
+        sign = -1.0 if name == "loss" else 1.0
         if train_score is not None:
-            text += f", train {train_score:.6g}"
+            text += f", train {name} {sign * train_score:.6g}"
         if val_score is not None:
-            text += f", validation {val_score:.6g}"
+            text += f", valid {name} {sign * val_score:.6g}"
         return text
 
     def __call__(self, info):
@@ -90,7 +97,7 @@ class TrainingProgress:
         iteration, n_iter = info.iteration, info.max_iter
         train_score, val_score = info.train_score, info.validation_score
         self.iterations = iteration
-        self._state = (iteration, n_iter, train_score, val_score)
+        self._state = (iteration, n_iter, train_score, val_score, info.score_name)
         now = perf_counter()
         if (
             self._last_draw is None

@@ -4,12 +4,22 @@ Only the columns asked for are read, batch by batch, straight into one
 preallocated 2-D feature array of the columns' common type: int8 columns
 stay int8 (no float64 copy); a mix of int8 and float32 gives float32. An
 integer feature with missing values turns the array into floats (NaN).
-Needs ``pyarrow`` (``pip install eraboost[cli]``), imported lazily.
+CSV files carry no types: their integer columns are read as the smallest
+integer type that holds their values (int8 for the 0..4 features of a
+Numerai table), as a parquet file would have stored them.
+
+Tables are written whole or not at all (:func:`eraboost._atomic.atomic_write`),
+as parquet or CSV by the extension of the file name; an unknown extension is
+an error. Needs ``pyarrow`` (``pip install eraboost[cli]``), imported lazily.
 """
 
+import bz2
+import gzip
 from pathlib import Path
 
 import numpy as np
+
+from ._atomic import atomic_write
 
 _BATCH_ROWS = 1 << 16
 
@@ -30,12 +40,32 @@ def _pyarrow():
     return pyarrow
 
 
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2"}
+# compressed streams over an open file, leaving it open when they close
+_COMPRESSORS = {
+    "gzip": lambda f: gzip.GzipFile(fileobj=f, mode="wb"),
+    "bz2": lambda f: bz2.BZ2File(f, "wb"),
+}
+_OUTPUT_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".csv.bz2")
+
+
 def table_format(path):
     """``"csv"`` for .csv/.csv.gz/.csv.bz2 files, ``"parquet"`` otherwise."""
     suffixes = [s.lower() for s in Path(path).suffixes]
-    if suffixes and suffixes[-1] in (".gz", ".bz2"):
+    if suffixes and suffixes[-1] in _COMPRESSION:
         suffixes = suffixes[:-1]
     return "csv" if suffixes and suffixes[-1] in (".csv", ".txt") else "parquet"
+
+
+def check_output_format(path):
+    """Raise a TableError unless ``path`` ends in a table extension we write."""
+    name = Path(path).name.lower()
+    if not name.endswith(_OUTPUT_SUFFIXES):
+        raise TableError(
+            f"cannot tell the format of {path} from its extension: name it "
+            f"{', '.join(_OUTPUT_SUFFIXES[:-1])} or {_OUTPUT_SUFFIXES[-1]}"
+        )
+    return table_format(path)
 
 
 def _first_line(exc):
@@ -85,6 +115,18 @@ class Table:
                 f"({len(missing)} of {len(names)} missing)"
             )
 
+    def categorical_columns(self):
+        """Names of the text and dictionary (pandas category) columns."""
+        pa = _pyarrow()
+        t = pa.types
+        return [
+            f.name
+            for f in self.schema
+            if t.is_dictionary(f.type)
+            or t.is_string(f.type)
+            or t.is_large_string(f.type)
+        ]
+
     def numeric_columns(self):
         """Names of the integer, floating point and boolean columns."""
         pa = _pyarrow()
@@ -106,7 +148,7 @@ class Table:
                 )
             # CSV: whole-file type inference, then batches of the table
             opts = pa.csv.ConvertOptions(include_columns=columns)
-            table = pa.csv.read_csv(self.path, convert_options=opts)
+            table = _small_integers(pa.csv.read_csv(self.path, convert_options=opts))
             return table.schema, table.to_batches(max_chunksize=_BATCH_ROWS)
         except (pa.ArrowException, OSError) as exc:
             raise TableError(f"cannot read {self.path}: {_first_line(exc)}") from None
@@ -176,20 +218,52 @@ class Table:
         return X, columns, null_counts
 
 
+def _small_integers(table):
+    """The table with each 64-bit integer column cast to the smallest integer
+    type holding its values (CSV reading infers int64 for every integer)."""
+    pa = _pyarrow()
+    import pyarrow.compute as pc
+
+    for i, field in enumerate(table.schema):
+        if not pa.types.is_int64(field.type):
+            continue
+        bounds = pc.min_max(table.column(i)).as_py()
+        if bounds["min"] is None:
+            continue
+        for kind in (np.int8, np.int16, np.int32):
+            info = np.iinfo(kind)
+            if info.min <= bounds["min"] and bounds["max"] <= info.max:
+                small = pa.from_numpy_dtype(kind)
+                table = table.set_column(
+                    i, field.with_type(small), table.column(i).cast(small)
+                )
+                break
+    return table
+
+
 def write_table(path, columns):
     """Write named 1-D arrays as a parquet or CSV file (by its extension).
+
+    The file appears at ``path`` only once complete (see ``_atomic``).
 
     Parameters
     ----------
     path : str or Path
+        Ending in .parquet, .pq, .csv, .csv.gz or .csv.bz2.
     columns : dict of str to ndarray
     """
+    fmt = check_output_format(path)
     pa = _pyarrow()
     table = pa.table({name: pa.array(values) for name, values in columns.items()})
+    compression = _COMPRESSION.get(Path(path).suffix.lower())
     try:
-        if table_format(path) == "csv":
-            pa.csv.write_csv(table, str(path))
-        else:
-            pa.parquet.write_table(table, str(path))
+        with atomic_write(path, "wb") as f:
+            if fmt == "parquet":
+                pa.parquet.write_table(table, f)
+            elif compression is None:
+                pa.csv.write_csv(table, f)
+            else:
+                with _COMPRESSORS[compression](f) as stream:
+                    pa.csv.write_csv(table, stream)
     except (pa.ArrowException, OSError) as exc:
         raise TableError(f"cannot write {path}: {_first_line(exc)}") from None

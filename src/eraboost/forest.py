@@ -23,6 +23,7 @@ in the booster; ``split_type="era", boltzmann_alpha=-np.inf`` with
 ``min_samples_leaf_per_era`` is the Time Robust Forest (Moneda and Mauá).
 """
 
+import math
 import warnings
 from numbers import Integral, Real
 
@@ -39,13 +40,40 @@ from sklearn.utils.validation import (
 )
 
 from ._common import G_DTYPE, SPLIT_TYPES
-from ._eras import check_eras, era_options_text, warn_single_era
+from ._eras import (
+    check_boltzmann_alpha,
+    check_eras,
+    era_options_text,
+    warn_single_era,
+)
 from ._openmp import effective_n_threads
 from .binning import INT_DTYPES, BinMapper
 from .engine import EngineSettings, build_engine
 from .grower import TreeGrower
 
 MAX_INT = np.iinfo(np.int32).max
+# gradients and hessians are float32 (G_DTYPE): targets and weights above
+# 2**SCALE_EXP are scaled down by a power of two, exactly, so that every
+# w * (y - m) stays finite; leaf values are scaled back.
+SCALE_EXP = 56
+
+
+def power_of_two_exponent(values):
+    """Exponent ``k`` with ``max |values| / 2**k <= 2**SCALE_EXP``; 0 when
+    ``values`` already lie within ``2**SCALE_EXP``.
+
+    Parameters
+    ----------
+    values : ndarray of float64
+
+    Returns
+    -------
+    k : int
+    """
+    top = float(np.max(np.abs(values))) if values.size else 0.0
+    if top <= 2.0**SCALE_EXP:
+        return 0
+    return int(np.frexp(top)[1]) - SCALE_EXP
 
 
 def era_groups(codes, n_eras):
@@ -187,11 +215,16 @@ class _BaseInvariantForest(BaseEstimator):
                 "oob_score=True needs bootstrap=True: without "
                 "bootstrap no row is out of bag."
             )
+        boltzmann_alpha = check_boltzmann_alpha(self.boltzmann_alpha)
         n_samples, n_features = X.shape
         n_threads = self._n_threads()
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X)
         sw = np.ones(n_samples) if sample_weight is None else sample_weight
+        # scaling by powers of two changes no split and no leaf value
+        sw_scaled = np.ldexp(sw, -power_of_two_exponent(sw))
+        target_exp = power_of_two_exponent(target)
+        target = np.ldexp(target, -target_exp)
         rng = check_random_state(self.random_state)
 
         if eras is not None:
@@ -216,7 +249,7 @@ class _BaseInvariantForest(BaseEstimator):
         engine = build_engine(
             EngineSettings(
                 split_type=self.split_type,
-                boltzmann_alpha=float(self.boltzmann_alpha),
+                boltzmann_alpha=boltzmann_alpha,
                 min_samples_leaf=int(self.min_samples_leaf),
                 irf_penalty=float(self.irf_penalty),
                 min_samples_leaf_per_era=self.min_samples_leaf_per_era,
@@ -253,10 +286,12 @@ class _BaseInvariantForest(BaseEstimator):
                 counts = era_bootstrap(groups, n_samples, tree_rng)
             else:
                 counts = np.ones(n_samples, dtype=np.int64)
-            w = counts * sw
+            w = counts * sw_scaled
             rows = era_order[counts[era_order] > 0].astype(np.uint32)
             if penalty_kind == "value_variance":
-                offset = float(np.dot(w[rows], target[rows]) / w[rows].sum())
+                # a plain sum, not a BLAS dot: the same bits whatever the
+                # BLAS thread count
+                offset = float(np.sum(w[rows] * target[rows]) / w[rows].sum())
                 gradients[:] = -w * (target - offset)
             else:
                 offset = 0.0
@@ -285,11 +320,12 @@ class _BaseInvariantForest(BaseEstimator):
             grower.grow()
             # leaf value: the weighted mean of the target in the leaf
             for leaf in grower.finalized_leaves:
-                leaf.value = (
+                value = (
                     offset - leaf.sum_gradients / leaf.sum_hessians
                     if leaf.sum_hessians > 0
                     else offset
                 )
+                leaf.value = math.ldexp(value, target_exp)
             predictor = grower.make_predictor(bm.bin_thresholds_)
             self.estimators_.append(predictor)
             imp, freq = _tree_importances(predictor.nodes, n_features)

@@ -44,6 +44,7 @@ from ._categorical import (
 from ._common import G_DTYPE, SPLIT_TYPES, Y_DTYPE
 from ._eras import (
     EncodedEras,
+    check_boltzmann_alpha,
     check_validation_size,
     era_options_text,
     era_train_val_split,
@@ -335,15 +336,6 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             sets.append(rest)
         return sets
 
-    def _check_alpha(self):
-        alpha = float(self.boltzmann_alpha)
-        if np.isnan(alpha):
-            raise ValueError(
-                "boltzmann_alpha=nan is not allowed; use a float, -np.inf "
-                "(minimum over eras), 0 (mean) or np.inf (maximum)."
-            )
-        return alpha
-
     # -- fit ---------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(
@@ -390,7 +382,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self : object
         """
         fit_start = perf_counter()
-        alpha = self._check_alpha()
+        alpha = check_boltzmann_alpha(self.boltzmann_alpha)
         warm = self.warm_start and self._is_fitted()
         callbacks = check_callbacks(callbacks)
         data = self._check_fit_data(
@@ -1142,10 +1134,13 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         msg += f"{len(trees)} tree{'s' if len(trees) > 1 else ''}, {n_leaves} leaves, "
         msg += f"max depth = {max_depth}, "
         if self.do_early_stopping_:
+            # the scores are negated losses; a loss is printed positive, as
+            # scikit-learn prints it
             name = "loss" if self.scoring == "loss" else "score"
-            msg += f"train {name}: {self.train_score_[-1]:.5f}, "
+            sign = -1 if name == "loss" else 1
+            msg += f"train {name}: {sign * self.train_score_[-1]:.5f}, "
             if self._use_validation_data:
-                msg += f"val {name}: {self.validation_score_[-1]:.5f}, "
+                msg += f"val {name}: {sign * self.validation_score_[-1]:.5f}, "
         msg += f"in {perf_counter() - start:0.3f}s"
         print(msg)
 

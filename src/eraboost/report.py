@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._atomic import atomic_write
 from .metrics import era_scores, era_summary, greater_is_better
 
 SUMMARY_FIELDS = (
@@ -100,14 +101,15 @@ def write_report(out_dir, labels, scores, summaries, metric):
         out / "era_scores.png",
         out / "cumulative.png",
     ]
-    with open(paths[0], "w", newline="") as f:
+    # each file appears whole or not at all (a failure keeps the old one)
+    with atomic_write(paths[0], "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["era", *names])
         for i, label in enumerate(labels):
             writer.writerow(
                 [_plain(label)] + [repr(float(scores[n][i])) for n in names]
             )
-    with open(paths[1], "w", newline="") as f:
+    with atomic_write(paths[1], "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(SUMMARY_FIELDS)
         for n in names:
@@ -119,8 +121,9 @@ def write_report(out_dir, labels, scores, summaries, metric):
                     for k in SUMMARY_FIELDS[2:]
                 ]
             )
-    plot_era_scores(paths[2], labels, scores, metric)
-    plot_cumulative(paths[3], labels, scores, metric)
+    for path, plot in ((paths[2], plot_era_scores), (paths[3], plot_cumulative)):
+        with atomic_write(path, "wb") as f:
+            plot(f, labels, scores, metric)
     return paths
 
 
@@ -217,7 +220,7 @@ def plot_era_scores(path, labels, scores, metric):
     """The per-era scores (:func:`era_scores_figure`) to a PNG file."""
     plt = _pyplot()
     fig = era_scores_figure(labels, scores, metric)
-    fig.savefig(path)
+    fig.savefig(path, format="png")
     plt.close(fig)
 
 
@@ -234,5 +237,5 @@ def plot_cumulative(path, labels, scores, metric):
     ax.set_title(f"Cumulative {metric} over eras")
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    fig.savefig(path)
+    fig.savefig(path, format="png")
     plt.close(fig)

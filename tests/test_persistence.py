@@ -1,0 +1,271 @@
+"""Model files (save_model / load_model) and atomic writes (_atomic)."""
+
+import errno
+import os
+import pickle
+import stat
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io
+
+from eraboost import (
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    InvariantForestClassifier,
+    InvariantForestRegressor,
+    RobustTreeClassifier,
+    load_model,
+    save_model,
+)
+from eraboost import _atomic as atomic_module
+from eraboost._atomic import atomic_write
+from eraboost.persistence import ModelFileError
+
+RNG = np.random.RandomState(0)
+N = 1200
+X = RNG.normal(size=(N, 5))
+ERAS = np.repeat(np.arange(12), N // 12)
+Y_REG = X[:, 0] + 0.5 * X[:, 1] * (ERAS % 2) + RNG.normal(scale=0.5, size=N)
+Y_BIN = (Y_REG > 0).astype(int)
+Y_MULTI = np.digitize(Y_REG, [-0.7, 0.0, 0.7])
+X_NEW = RNG.normal(size=(300, 5))
+
+
+def _frame(X, seed):
+    rng = np.random.RandomState(seed)
+    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    df["sector"] = pd.Categorical(rng.choice(["a", "b", "c", "d"], size=len(df)))
+    return df
+
+
+def _fitted():
+    """(name, estimator, X to predict) of every kind of model."""
+    df = _frame(X, 0)
+    y_cat = Y_REG + (df["sector"] == "a").to_numpy()
+    common = dict(max_iter=15, random_state=0)
+    era = dict(split_type="era", boltzmann_alpha=-np.inf)
+    return [
+        (
+            "regressor",
+            HistGradientBoostingRegressor(**common, **era).fit(X, Y_REG, eras=ERAS),
+            X_NEW,
+        ),
+        (
+            "binary",
+            HistGradientBoostingClassifier(**common, split_type="directional").fit(
+                X, Y_BIN, eras=ERAS
+            ),
+            X_NEW,
+        ),
+        (
+            "multiclass",
+            HistGradientBoostingClassifier(**common, **era).fit(X, Y_MULTI, eras=ERAS),
+            X_NEW,
+        ),
+        (
+            "categorical",
+            HistGradientBoostingRegressor(
+                **common, scoring="r2", early_stopping=True
+            ).fit(df, y_cat, eras=ERAS),
+            _frame(X_NEW, 1),
+        ),
+        (
+            "forest-regressor",
+            InvariantForestRegressor(
+                n_estimators=5, irf_penalty=1.0, random_state=0
+            ).fit(X, Y_REG, eras=ERAS),
+            X_NEW,
+        ),
+        (
+            "forest-classifier",
+            InvariantForestClassifier(n_estimators=5, random_state=0).fit(
+                X, Y_BIN, eras=ERAS
+            ),
+            X_NEW,
+        ),
+        (
+            "robust-tree",
+            RobustTreeClassifier(max_depth=1, budget=2.0).fit(
+                np.round(X[:80] * 2), Y_BIN[:80]
+            ),
+            np.round(X_NEW * 2),
+        ),
+    ]
+
+
+MODELS = _fitted()
+
+
+def _outputs(est, Xp):
+    out = [est.predict(Xp)]
+    for method in ("predict_proba", "decision_function"):
+        if hasattr(est, method):
+            out.append(getattr(est, method)(Xp))
+    return out
+
+
+@pytest.mark.parametrize("name, est, Xp", MODELS, ids=[m[0] for m in MODELS])
+def test_round_trip_predicts_bit_identically(name, est, Xp, tmp_path):
+    path = tmp_path / "model.skops"
+    save_model(est, path, metadata={"features": ["a", "b"], "note": None})
+    loaded, meta = load_model(path, return_metadata=True)
+    assert type(loaded) is type(est)
+    assert meta == {"features": ["a", "b"], "note": None}
+    assert loaded.get_params() == est.get_params()
+    for a, b in zip(_outputs(loaded, Xp), _outputs(est, Xp)):
+        np.testing.assert_array_equal(a, b)
+    # pickle keeps working, as for any scikit-learn estimator
+    for a, b in zip(_outputs(pickle.loads(pickle.dumps(est)), Xp), _outputs(est, Xp)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_saved_model_continues_warm_start(tmp_path):
+    est = HistGradientBoostingRegressor(max_iter=10, random_state=0)
+    est.fit(X, Y_REG, eras=ERAS)
+    save_model(est, tmp_path / "m.skops")
+    loaded = load_model(tmp_path / "m.skops")
+    loaded.set_params(max_iter=20, warm_start=True).fit(X, Y_REG, eras=ERAS)
+    ref = HistGradientBoostingRegressor(max_iter=20, random_state=0)
+    ref.fit(X, Y_REG, eras=ERAS)
+    np.testing.assert_array_equal(loaded.predict(X_NEW), ref.predict(X_NEW))
+
+
+class Marker:
+    """An object whose construction or unpickling would leave a file behind."""
+
+    path = None
+
+    def __init__(self):
+        open(Marker.path, "w").close()
+
+    def __setstate__(self, state):
+        open(Marker.path, "w").close()
+
+    def __reduce__(self):
+        return (open, (Marker.path, "w"))
+
+
+def test_a_pickle_is_never_unpickled(tmp_path):
+    Marker.path = str(tmp_path / "ran")
+    model = tmp_path / "model.pkl"
+    model.write_bytes(pickle.dumps(Marker.__new__(Marker)))
+    assert not os.path.exists(Marker.path)
+    with pytest.raises(ModelFileError, match="pickle and joblib files are never"):
+        load_model(model)
+    assert not os.path.exists(Marker.path)
+
+
+def test_unlisted_types_are_refused_before_any_object_is_built(tmp_path):
+    Marker.path = str(tmp_path / "ran")
+    path = tmp_path / "model.skops"
+    est = HistGradientBoostingRegressor(max_iter=2).fit(X, Y_REG)
+    bundle = {"format": "eraboost-model", "version": 1, "estimator": est}
+    bundle["metadata"] = {"payload": Marker.__new__(Marker), "call": os.system}
+    skops.io.dump(bundle, path)
+    with pytest.raises(ModelFileError, match="types that eraboost does not load") as e:
+        load_model(path)
+    assert "posix.system" in str(e.value) and "Marker" in str(e.value)
+    assert not os.path.exists(Marker.path)
+
+
+@pytest.mark.parametrize(
+    "bundle, message",
+    [
+        ({"format": "eraboost-model", "version": 1}, "lacks 'estimator', 'metadata'"),
+        ({"format": "eraboost-model", "version": 99}, "model format version 99"),
+        ({"format": "other", "version": 1}, "not an eraboost model file"),
+        (
+            {"format": "eraboost-model", "version": 1, "estimator": 3, "metadata": {}},
+            "not an eraboost estimator",
+        ),
+    ],
+)
+def test_malformed_model_files_give_clear_errors(bundle, message, tmp_path):
+    path = tmp_path / "model.skops"
+    skops.io.dump(bundle, path)
+    with pytest.raises(ModelFileError, match=message):
+        load_model(path)
+
+
+def test_damaged_and_missing_files(tmp_path):
+    with pytest.raises(ModelFileError, match="no such file"):
+        load_model(tmp_path / "absent.skops")
+    est = HistGradientBoostingRegressor(max_iter=2).fit(X, Y_REG)
+    save_model(est, tmp_path / "m.skops")
+    raw = (tmp_path / "m.skops").read_bytes()
+    (tmp_path / "cut.skops").write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(ModelFileError, match="cannot read model"):
+        load_model(tmp_path / "cut.skops")
+    with pytest.raises(TypeError, match="saves eraboost estimators"):
+        save_model(object(), tmp_path / "x.skops")
+
+
+def test_a_failed_save_keeps_the_previous_model(tmp_path, monkeypatch):
+    path = tmp_path / "model.skops"
+    good = HistGradientBoostingRegressor(max_iter=5, random_state=0).fit(X, Y_REG)
+    save_model(good, path)
+    before = path.read_bytes()
+
+    def disk_full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(atomic_module.os, "fsync", disk_full)
+    bigger = HistGradientBoostingRegressor(max_iter=50, random_state=0).fit(X, Y_REG)
+    with pytest.raises(OSError, match="No space left"):
+        save_model(bigger, path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["model.skops"]  # no temporary file left
+
+
+def test_atomic_write_permissions_and_links(tmp_path):
+    mask = os.umask(0o022)
+    try:
+        new = tmp_path / "new.txt"
+        with atomic_write(new, "w") as f:
+            f.write("x")
+        assert stat.S_IMODE(new.stat().st_mode) == 0o644
+        old = tmp_path / "old.txt"
+        old.write_text("old")
+        old.chmod(0o600)
+        link = tmp_path / "link.txt"
+        link.symlink_to(old)
+        with atomic_write(link, "w") as f:
+            f.write("new")
+        assert link.is_symlink() and old.read_text() == "new"
+        assert stat.S_IMODE(old.stat().st_mode) == 0o600
+        with (
+            pytest.raises(IsADirectoryError, match="it is a folder"),
+            atomic_write(tmp_path, "w") as f,
+        ):
+            f.write("x")
+    finally:
+        os.umask(mask)
+
+
+def test_atomic_write_never_replaces_or_deletes_a_special_file(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    with atomic_write(fifo, "wb") as f:
+        f.write(b"through the pipe")
+    reader.join(timeout=30)
+    assert received == [b"through the pipe"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+    # a failure while writing into it leaves it in place too
+    reader = threading.Thread(target=lambda: fifo.read_bytes())
+    reader.start()
+    with (
+        pytest.raises(RuntimeError, match="writer failed"),
+        atomic_write(fifo, "wb") as f,
+    ):
+        f.write(b"part")
+        raise RuntimeError("writer failed")
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert os.listdir(tmp_path) == ["pipe"]
