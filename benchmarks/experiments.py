@@ -4,7 +4,7 @@ Every table of docs/experiments.md comes from one of these commands::
 
     python benchmarks/experiments.py papers --configs 20 --seeds 3
     python benchmarks/experiments.py papers --grid table --tasks memorization \
-        --configs 10 --seeds 2
+        --configs 10 --seeds 1
     python benchmarks/experiments.py synthetic --configs 10 --seeds 2
     python benchmarks/experiments.py real --configs 10
     python benchmarks/experiments.py penalty
