@@ -649,16 +649,20 @@ def test_a_special_output_file_is_never_deleted(data, tmp_path):
     d, _, _ = data
     model = tmp_path / "model.skops"
     assert run(_train_args(model, "--param", "max_iter=3"), d).returncode == 0
+    # predictions of 40,000 rows: more than a pipe holds (64 KiB), so the
+    # write fails whenever the reader leaves, before or after it starts
+    Xt, yt, et, _ = make_era_data(40, 1000, seed=2)
+    _write(tmp_path / "big.parquet", Xt, yt, et)
     fifo = tmp_path / "out.parquet"
     os.mkfifo(fifo)
 
     def reader_that_leaves():
         with open(fifo, "rb"):
-            pass  # the reader goes away: writing into the pipe fails
+            pass  # the reader goes away without reading: writing fails
 
     reader = threading.Thread(target=reader_that_leaves)
     reader.start()
-    res = run(["predict", model, "test.parquet", "--out", fifo], d)
+    res = run(["predict", model, tmp_path / "big.parquet", "--out", fifo], d)
     reader.join(timeout=60)
     assert res.returncode == 1, res.stderr
     assert res.stderr.startswith(f"eraboost: error: cannot write {fifo}")
@@ -690,6 +694,9 @@ def test_ctrl_c_while_importing_exits_130(tmp_path):
     # load: a Ctrl-C typed in the first second of the command
     (tmp_path / "sitecustomize.py").write_text(
         "import os, signal, sys\n"
+        # a shell starts background jobs with SIGINT ignored: restore the
+        # handler Python installs in a terminal
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "class Interrupt:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
         "        if name == 'numpy':\n"
