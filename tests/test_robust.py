@@ -442,3 +442,132 @@ def test_non_integer_features():
     X[3, 1] = 0.5
     with pytest.raises(ValueError, match="integer"):
         RobustTreeClassifier().fit(X, y)
+
+
+# ---------------------------------------------------------------------------
+# Thresholds from the distinct values (issue 16, item 6)
+# ---------------------------------------------------------------------------
+
+
+def _spread(X, feature, gap):
+    """``X`` with the values of ``feature`` from 2 upwards moved up by
+    ``gap - 1``: the gap between 1 and 2 becomes ``gap`` wide."""
+    X = np.asarray(X, dtype=float).copy()
+    X[:, feature] += (gap - 1) * (X[:, feature] >= 2)
+    return X
+
+
+@pytest.mark.parametrize(
+    "seed, budget, costs",
+    [(1, 0.0, 1.0), (2, 3.0, 1.0), (3, 4.5, [1.0, 2.0, 0.5]), (4, 6.0, [0.5, 1, 2])],
+)
+def test_wide_gaps_match_brute_force(seed, budget, costs):
+    """A gap wider than the shifts can cross keeps a few thresholds: still
+    the brute-force optimum, and the same one for any wider gap."""
+    X, y = _tiny_instance(seed)
+    n, p = X.shape
+    costs_full = np.broadcast_to(np.asarray(costs, dtype=float), (n, p))
+    # values 0..31: wider than the shifts can cross (at most 12 units here),
+    # still brute-forceable
+    Xw = _spread(X, 0, 30)
+    best, evaluate = brute_force(Xw, y, 1, budget, costs_full, ["both"] * p)
+    clf = RobustTreeClassifier(max_depth=1, budget=budget, costs=costs).fit(Xw, y)
+    assert clf.solver_status_ == "optimal"
+    assert round(clf.worst_case_accuracy_ * n) == best
+    assert evaluate(clf.tree_features_, clf.tree_thresholds_, clf.leaf_values_) == best
+    assert clf.worst_case_score(Xw, y) == pytest.approx(best / n)
+    for gap in (10**9, 2**60):
+        Xg = _spread(X, 0, gap)
+        wide = RobustTreeClassifier(max_depth=1, budget=budget, costs=costs).fit(Xg, y)
+        assert round(wide.worst_case_accuracy_ * n) == best
+        assert wide.worst_case_score(Xg, y) == pytest.approx(best / n)
+
+
+def test_wide_gaps_depth_two_same_optimum():
+    X, y = _tiny_instance(6)
+    kw = dict(max_depth=2, budget=3.0, costs=[1.0, 0.7, 2.0])
+    ref = RobustTreeClassifier(**kw).fit(_spread(X, 1, 9), y)
+    for gap in (100, 10**12):
+        Xg = _spread(X, 1, gap)
+        clf = RobustTreeClassifier(**kw).fit(Xg, y)
+        assert clf.solver_status_ == "optimal"
+        assert clf.worst_case_accuracy_ == ref.worst_case_accuracy_
+        assert clf.worst_case_score(Xg, y) == pytest.approx(clf.worst_case_accuracy_)
+
+
+def _nominal_on_ranks(X, y, depth):
+    """The nominal optimum only depends on the order of the values."""
+    ranks = np.column_stack(
+        [np.unique(col, return_inverse=True)[1] for col in np.asarray(X).T]
+    )
+    return RobustTreeClassifier(max_depth=depth).fit(ranks, y).nominal_accuracy_
+
+
+def test_large_ranges_and_values():
+    """A 0..5000 range, one value of 1e9, integer values of 1e300: the same
+    nominal optimum as on the ranks, and midpoint thresholds."""
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 5001, size=(60, 2)).astype(float)
+    y = (X[:, 0] > 2500).astype(int)
+    y[:5] ^= 1
+    clf = RobustTreeClassifier(max_depth=1).fit(X, y)
+    assert clf.nominal_accuracy_ == _nominal_on_ranks(X, y, 1) == 55 / 60
+    below = X[:, 0][X[:, 0] <= clf.tree_thresholds_[0]].max()
+    above = X[:, 0][X[:, 0] > clf.tree_thresholds_[0]].min()
+    assert clf.tree_thresholds_[0] == (below + above) // 2
+    X[0, 1] = 1e9
+    assert RobustTreeClassifier(max_depth=1, budget=2.0).fit(X, y).solver_status_ == (
+        "optimal"
+    )
+    Xs, ys = _tiny_instance(8, n=60)
+    X100, Xs = Xs * 100.0, Xs * np.array([1e300, 1.0, 1.0])
+    X100[:, 1:] = Xs[:, 1:]
+    for budget in (0.0, 2.0):
+        clf = RobustTreeClassifier(max_depth=2, budget=budget).fit(Xs, ys)
+        assert clf.nominal_accuracy_ == _nominal_on_ranks(Xs, ys, 2)
+        assert clf.score(Xs, ys) == clf.nominal_accuracy_
+        # no shift crosses gaps of 100 units (or 1e300) on feature 0
+        ref = RobustTreeClassifier(max_depth=2, budget=budget).fit(X100, ys)
+        assert clf.worst_case_accuracy_ == ref.worst_case_accuracy_
+    assert 0 in clf.tree_features_[clf.tree_thresholds_ > 1e299]
+
+
+def test_too_many_candidate_splits_is_a_clear_error():
+    X, y = _tiny_instance(0, n=40)
+    X = X * 100_000
+    with pytest.raises(ValueError, match="candidate splits"):
+        RobustTreeClassifier(max_depth=1, budget=1.0, costs=1e-6).fit(X, y)
+
+
+def test_not_fitted_and_feature_names():
+    from sklearn.exceptions import NotFittedError
+
+    X, y = _tiny_instance(0, n=12)
+    clf = RobustTreeClassifier(max_depth=1)
+    for method in (clf.predict, clf.predict_proba, clf.apply):
+        with pytest.raises(NotFittedError):
+            method(X)
+    with pytest.raises(NotFittedError):
+        clf.worst_case_score(X, y)
+    with pytest.raises(NotFittedError):
+        clf.export_text()
+    clf.fit(X, y)
+    with pytest.raises(ValueError, match="feature_names has 2 names"):
+        clf.export_text(feature_names=["a", "b"])
+    text = clf.export_text(feature_names=["a", "b", "c"])
+    assert any(f"if {name} <=" in text for name in "abc")
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"time_limit": 0}, "time_limit"),
+        ({"budget": np.inf}, "budget"),
+        ({"budget": "a lot"}, "budget"),
+        ({"categorical_groups": "abc"}, "categorical_groups"),
+    ],
+)
+def test_parameter_constraints(kwargs, match):
+    X, y = _tiny_instance(0, n=10)
+    with pytest.raises(ValueError, match=match):
+        RobustTreeClassifier(**kwargs).fit(X, y)
