@@ -1,5 +1,10 @@
 """NumPy prototype of the worst-era criterion (issue 18), for the experiments.
 
+NOT part of eraboost: evaluated in docs/experiments.md ("The worst-era
+criterion: not adopted"), it beat ``original`` on the synthetic tasks but
+lost beyond noise on four of five real tables, so it failed the issue's
+rule. Kept as the evidence behind that verdict.
+
 A small histogram gradient booster written with NumPy, whose split
 criterion scores a candidate by what the tree will really predict. For era
 ``e`` the second-order improvement of its loss when the node's pooled value
