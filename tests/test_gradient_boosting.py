@@ -233,6 +233,22 @@ def test_too_many_eras_fail_before_fitting(monkeypatch):
         )
 
 
+def test_small_fits_pass_the_guard_when_memory_reads_zero(monkeypatch):
+    """A momentary reading of no memory available (another process filling
+    the machine) does not refuse a fit whose histograms take a few MB: the
+    budget has a floor of 64 MiB (docs/performance.md)."""
+    import eraboost.grower as grower
+
+    monkeypatch.setattr(grower, "available_memory", lambda: 0)
+    assert grower.memory_budget() == grower.MIN_MEMORY_BUDGET
+    rng = np.random.RandomState(0)
+    X = rng.randint(0, 5, size=(2000, 5)).astype(np.int8)
+    y = X[:, 0] + rng.normal(size=2000)
+    model = HistGradientBoostingRegressor(split_type="era", max_iter=3)
+    model.fit(X, y, eras=np.arange(2000) % 10)
+    assert model.n_iter_ == 3
+
+
 def test_histogram_pool_enforces_the_budget():
     """The estimate before fitting is the expected peak; the pool is the
     bound: a buffer past the budget is a clear MemoryError, not allocated."""

@@ -234,8 +234,9 @@ def _make_estimator(args, table):
                 "--param early_stopping=False"
             )
         params["early_stopping"] = True
-    est = cls(**params)
-    est._validate_params()  # scikit-learn's checks, as fit does them
+    from .gradient_boosting import check_params
+
+    est = check_params(cls(**params))  # scikit-learn's checks, as fit does them
     return est, task, given
 
 

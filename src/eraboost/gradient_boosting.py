@@ -69,6 +69,26 @@ _LOSSES = {
 }
 
 
+def check_params(estimator):
+    """Check an estimator's parameters as ``fit`` does first, without data.
+
+    For front ends (the command line) that want a bad parameter reported
+    before reading a large table. The checks are scikit-learn's parameter
+    constraints (``_parameter_constraints``); the error is the same
+    ``InvalidParameterError`` that ``fit`` raises.
+
+    Parameters
+    ----------
+    estimator : HistGradientBoostingRegressor or HistGradientBoostingClassifier
+
+    Returns
+    -------
+    estimator : the same estimator, unchanged.
+    """
+    estimator._validate_params()
+    return estimator
+
+
 @contextmanager
 def _patch_raw_predict(estimator, raw_predictions):
     """Make ``estimator._raw_predict`` return precomputed raw predictions."""

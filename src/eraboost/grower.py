@@ -98,12 +98,18 @@ def address_space_left():
     return max(0, soft - (used or 0))
 
 
+# the guard never refuses histograms smaller than this: a momentary low
+# reading of the available memory (another process filling the machine) must
+# not fail a small fit with "0.0 GiB needed, 0.0 GiB available"
+MIN_MEMORY_BUDGET = 64 * 2**20
+
+
 def memory_budget():
     """Bytes the histograms may take: 80% of the memory available now, and
-    of what is left under the address-space limit; None when neither is
-    known."""
+    of what is left under the address-space limit, but at least
+    ``MIN_MEMORY_BUDGET`` (64 MiB); None when neither is known."""
     limits = [m for m in (available_memory(), address_space_left()) if m is not None]
-    return 0.8 * min(limits) if limits else None
+    return max(0.8 * min(limits), MIN_MEMORY_BUDGET) if limits else None
 
 
 def check_histogram_memory(
