@@ -67,19 +67,10 @@ def rss_now_mb():
                 return int(line.split()[1]) / 1024
     return float("nan")
 
-rng = np.random.default_rng(0)
-n, p, n_eras = spec["n"], spec["p"], spec["n_eras"]
-eras = (np.arange(n) * n_eras // n).astype(np.int32)
-if spec["kind"] == "float":
-    X = rng.standard_normal((n, p))
-    x3 = X[:, 3]
-else:
-    X = rng.integers(0, 5, size=(n, p), dtype=np.int8)
-    x3 = X[:, 3].astype(np.float64) - 2
-# a stable signal, an interaction, and an effect whose sign changes by era
-coef = np.random.default_rng(1).normal(size=n_eras)
-y = (0.5 * X[:, 0] - 0.25 * X[:, 1] * X[:, 2] + coef[eras] * x3
-     + rng.standard_normal(n))
+sys.path.insert(0, sys.argv[2])  # benchmarks/, for _data
+from _data import make_data
+n_eras = spec["n_eras"]
+X, y, eras = make_data(spec["kind"], spec["n"], spec["p"], n_eras)
 lib, extra = spec["lib"], spec["extra"]
 lr, depth = spec.get("lr", 0.1), spec.get("max_depth")
 colsample = spec.get("colsample", 1.0)
@@ -301,7 +292,7 @@ def _runs_of_case(case, quick, peer_python):
 def run_one(spec, python):
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
     proc = subprocess.run(
-        [python, "-c", CHILD, json.dumps(spec)],
+        [python, "-c", CHILD, json.dumps(spec), str(Path(__file__).resolve().parent)],
         capture_output=True,
         text=True,
         env=env,

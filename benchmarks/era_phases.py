@@ -27,6 +27,7 @@ import sys
 import time
 
 import numpy as np
+from _data import make_data
 
 try:
     from eraboost import HistGradientBoostingRegressor
@@ -38,27 +39,6 @@ PHASES = {
     "splits": r"finding best splits:\s*([0-9.]+)s",
     "apply": r"applying splits:\s*([0-9.]+)s",
 }
-
-
-def make_data(kind, n, p, n_eras):
-    """``compare.py``'s data: a stable signal, an interaction and an effect
-    whose sign changes by era."""
-    rng = np.random.default_rng(0)
-    eras = (np.arange(n) * n_eras // n).astype(np.int32)
-    if kind == "float":
-        X = rng.standard_normal((n, p))
-        x3 = X[:, 3]
-    else:
-        X = rng.integers(0, 5, size=(n, p), dtype=np.int8)
-        x3 = X[:, 3].astype(np.float64) - 2
-    coef = np.random.default_rng(1).normal(size=n_eras)
-    y = (
-        0.5 * X[:, 0]
-        - 0.25 * X[:, 1] * X[:, 2]
-        + coef[eras] * x3
-        + rng.standard_normal(n)
-    )
-    return X, y, eras
 
 
 def histogrammed_rows(estimator):
