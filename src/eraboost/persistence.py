@@ -75,7 +75,7 @@ def _skops():
         import skops.io
     except ImportError:  # pragma: no cover - skops is a dependency
         raise ModelFileError(
-            "model files need skops: pip install 'skops>=0.16'"
+            "model files need skops: pip install 'skops>=0.16,<0.17'"
         ) from None
     return skops.io
 
