@@ -56,6 +56,35 @@ def histogrammed_rows(estimator):
     return total
 
 
+def cell_occupancy(estimator, X, eras, n_trees):
+    """Over the smaller children of the first ``n_trees`` trees: the share
+    of their per-era cells (``(eras + 1) x bins`` per feature) that hold
+    rows, and the rows per cell."""
+    X_binned = estimator._bin_mapper.transform(X)
+    n_bins = estimator._bin_mapper.n_bins_
+    n_eras = int(eras.max()) + 1
+    codes = eras.astype(np.int64) * 256
+    held = dense = rows = 0
+    for trees in estimator._predictors[:n_trees]:
+        nodes = trees[0].nodes
+        members = {0: np.arange(X.shape[0])}
+        todo = [0]
+        while todo:
+            i = todo.pop()
+            node, r = nodes[i], members.pop(i)
+            if node["is_leaf"]:
+                continue
+            left = X_binned[r, node["feature"]] <= node["bin_threshold"]
+            members[node["left"]], members[node["right"]] = r[left], r[~left]
+            todo += [node["left"], node["right"]]
+            small = r[left] if left.sum() <= (~left).sum() else r[~left]
+            for f in range(X.shape[1]):
+                held += np.unique(codes[small] + X_binned[small, f]).size
+                dense += (n_eras + 1) * int(n_bins[f])
+            rows += small.size * X.shape[1]
+    return held / dense, rows / dense
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -67,6 +96,14 @@ def main(argv=None):
     ap.add_argument("--leaves", type=int, default=32)
     ap.add_argument("--eras", default="256,1024")
     ap.add_argument("--max-bins", type=int, default=255)
+    ap.add_argument(
+        "--cells",
+        type=int,
+        default=0,
+        metavar="TREES",
+        help="also print, for the era fit, how many of the smaller children's "
+        "per-era cells hold rows over its first TREES trees (no missing values)",
+    )
     args = ap.parse_args(argv)
 
     print(
@@ -74,6 +111,7 @@ def main(argv=None):
         "applying splits (s) | histogrammed rows / tree | ns / histogrammed row |"
     )
     print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    cells = []
     for n_eras in (int(e) for e in args.eras.split(",")):
         X, y, eras = make_data(args.kind, args.rows, args.features, n_eras)
         for split_type in ("original", "era", "directional"):
@@ -101,6 +139,15 @@ def main(argv=None):
                 f"| {rows / est.n_iter_:,.0f} | {per_row:.0f} |",
                 flush=True,
             )
+            if args.cells and split_type == "era":
+                share, per_cell = cell_occupancy(est, X, eras, args.cells)
+                cells.append(
+                    f"{n_eras:,} eras, `era`, first {args.cells} trees: the "
+                    f"smaller children's rows fall in {share:.1%} of their "
+                    f"per-era cells ({per_cell:.2f} rows per cell)"
+                )
+    for line in cells:
+        print(line)
 
 
 if __name__ == "__main__":
