@@ -212,10 +212,11 @@ def test_verbose_output(data, capsys):
 def test_histogram_memory_estimate_and_error():
     from eraboost.grower import check_histogram_memory
 
-    # 1000 eras (+ the pooled row) x 100 features x 6 bins, 31 leaves:
-    # 20 B x 600,600 x 32
+    # 1000 eras (+ the pooled row) x 100 features x 6 bins, 31 leaves of
+    # which at most 15 hold a histogram, plus the one being built:
+    # 20 B x 600,600 x 16
     need = check_histogram_memory(1001 * 600, 1000, 31, None, 10**6, 20, budget=10**12)
-    assert need == 20 * 600_600 * 32
+    assert need == 20 * 600_600 * 16
     with pytest.raises(MemoryError, match=r"1000 eras x 600 bins.*fewer eras"):
         check_histogram_memory(1001 * 600, 1000, 31, None, 10**6, 20, budget=10**8)
 

@@ -164,3 +164,30 @@ def test_growth_limits():
     # nothing to gain: a constant target gives a single leaf
     grower, *_ = grow(X, np.zeros_like(y), eras, "era", max_leaf_nodes=8)
     assert len(grower.finalized_leaves) == 1
+
+
+def _tree(grower):
+    """Each leaf's rows and value, in a canonical order."""
+    return sorted(
+        (tuple(np.sort(leaf.sample_indices)), leaf.value)
+        for leaf in grower.finalized_leaves
+    )
+
+
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+@pytest.mark.parametrize("max_leaf_nodes", [2, 3, 8, 31])
+def test_hopeless_histograms_are_freed_without_changing_the_tree(
+    split_type, max_leaf_nodes, monkeypatch
+):
+    """Open leaves that can no longer be split give their histograms back
+    (grower._release_hopeless): the same tree, about half the histograms."""
+    X, y, eras = make_data(5, n_eras=7, n=3000, p=6)
+    freed, *_ = grow(X, y, eras, split_type, max_leaf_nodes=max_leaf_nodes)
+    with monkeypatch.context() as m:
+        m.setattr(TreeGrower, "_release_hopeless", lambda self: None)
+        kept, *_ = grow(X, y, eras, split_type, max_leaf_nodes=max_leaf_nodes)
+    assert _tree(freed) == _tree(kept)
+    assert len(freed.finalized_leaves) == max_leaf_nodes
+    assert freed.pool.n_allocated <= max_leaf_nodes // 2 + 2
+    if max_leaf_nodes == 31:
+        assert kept.pool.n_allocated >= 20

@@ -158,7 +158,7 @@ def test_int_input_parity_with_sklearn(dtype, order):
 
 def test_memory_guard_raises_before_allocating(monkeypatch):
     # 20,000 continuous rows in 10,000 eras, 50 features of 255 bins:
-    # 10,000 x 50 x 256 cells x 20 B = 2.6 GB per node, x 32 live nodes
+    # 10,000 x 50 x 256 cells x 20 B = 2.6 GB per node, x 16 live nodes
     allocations = []
     real_get = grower.HistogramPool.get
 

@@ -336,3 +336,33 @@ def test_bad_codes_are_refused():
         )
     with pytest.raises(ValueError, match="irf_kind must be"):
         Case(0, 3, "era", irf_kind=2)
+
+
+def test_missing_or_short_buffers_are_refused():
+    """A missing or too small histogram is a clear error, never a crash in C."""
+    case = Case(0, 3, "era")
+    rows = case.rows
+    hist = case.hist(rows)
+    short = hist[: len(hist) // 2]
+    with pytest.raises(ValueError, match="bytes,"):
+        case.split(rows, short)
+    with pytest.raises(TypeError):
+        case.split(rows, None)
+    with pytest.raises(ValueError, match="bytes,"):
+        case.builder.compute_subtraction(hist, short, case.features)
+    with pytest.raises(TypeError):
+        case.builder.compute_subtraction(None, hist, case.features)
+    with pytest.raises(TypeError):
+        case.builder.compute_brute(rows, None, case.features)
+    with pytest.raises(ValueError, match="sampled flags"):
+        case.splitter.find_node_split(
+            len(rows),
+            hist,
+            0.0,
+            1.0,
+            0.0,
+            -np.inf,
+            np.inf,
+            case.features,
+            np.ones(len(case.features) + 1, dtype=np.uint8),
+        )

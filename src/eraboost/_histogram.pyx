@@ -263,8 +263,8 @@ cdef class HistogramBuilder:
         self.gradients = gradients
         self.hessians = hessians
 
-    def compute_brute(self, const uint32_t[::1] sample_indices,
-                      uint8_t[::1] out,
+    def compute_brute(self, const uint32_t[::1] sample_indices not None,
+                      uint8_t[::1] out not None,
                       const uint32_t[::1] features,
                       bint root=False):
         """Fill ``out`` with the histograms of the rows ``sample_indices``.
@@ -388,10 +388,14 @@ cdef class HistogramBuilder:
                     cnt += blk.n[j + e]
                 blk.n[j + R - 1] = cnt
 
-    def compute_subtraction(self, uint8_t[::1] parent, const uint8_t[::1] sibling,
-                            const uint32_t[::1] features):
+    def compute_subtraction(self, uint8_t[::1] parent not None,
+                            const uint8_t[::1] sibling not None,
+                            const uint32_t[::1] features not None):
         """parent -= sibling, in place, for the listed features."""
         cdef int k, n_feat = features.shape[0], f
+        if parent.shape[0] < self.nbytes or sibling.shape[0] < self.nbytes:
+            raise ValueError(f"histogram buffers of {parent.shape[0]} and "
+                             f"{sibling.shape[0]} bytes, {self.nbytes} needed")
         cdef int64_t j, cells
         cdef bint const_h = self.hessians_are_constant
         cdef block_t p, s

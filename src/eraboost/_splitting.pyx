@@ -42,8 +42,8 @@ import numpy as np
 from libc.stdlib cimport malloc, free, calloc, qsort
 from libc.string cimport memcpy
 
-from ._common cimport (block_t, hist_block, BIN_t, uint8_t, uint32_t, int32_t, int64_t,
-                       in_bitset, set_bitset, ORIGINAL, ERA,
+from ._common cimport (block_t, hist_block, cell_bytes, BIN_t, uint8_t,
+                       uint32_t, int32_t, int64_t, in_bitset, set_bitset, ORIGINAL, ERA,
                        DIRECTIONAL, VALUE_VARIANCE, RATE_SPREAD,
                        ONE_THREAD_BELOW, ROWS_PER_THREAD)
 from ._criteria cimport (score, era_gains, era_gain_direction, boltzmann,
@@ -380,15 +380,24 @@ cdef class Splitter:
             is_categorical = np.zeros(len(n_bins), dtype=np.uint8)
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.uint8)
 
-    def find_node_split(self, unsigned int n_samples, const uint8_t[::1] hist,
+    def find_node_split(self, unsigned int n_samples, const uint8_t[::1] hist not None,
                         double sum_gradients, double sum_hessians, double value,
                         double lower_bound, double upper_bound,
-                        const uint32_t[::1] features, const uint8_t[::1] sampled):
+                        const uint32_t[::1] features not None,
+                        const uint8_t[::1] sampled not None):
         """Best split over ``features`` (those with ``sampled[k]`` set).
 
         Returns a :class:`SplitInfo`; ``found`` is False when no candidate is
         eligible.
         """
+        cdef int64_t need = (self.offsets[self.offsets.shape[0] - 1]
+                             * cell_bytes(self.const_h))
+        if hist.shape[0] < need:
+            raise ValueError(f"histogram buffer of {hist.shape[0]} bytes, "
+                             f"{need} needed")
+        if sampled.shape[0] != features.shape[0]:
+            raise ValueError(f"{sampled.shape[0]} sampled flags for "
+                             f"{features.shape[0]} features")
         cdef int n_feat = features.shape[0], k, best = 0, M = 0, e, f0, nt, t
         cdef int n_out = 0, n_out_split = 0
         cdef double ts_part = 0.0

@@ -9,6 +9,7 @@ grows the very same trees.
 
 import os
 import sys
+from bisect import bisect_left, bisect_right, insort
 from heapq import heappop, heappush
 from time import perf_counter
 
@@ -133,19 +134,22 @@ def check_histogram_memory(
     feature's bins`` with eras (one row per era and the pooled row;
     ``_histogram.histogram_layout``), plus at most 19 cells of padding per
     feature, each cell ``cell_bytes``: 12 with constant hessians, 20 (the
-    default, an upper bound) otherwise. ``live``
-    is the most histograms alive at once, one per open leaf plus the one
-    being built: ``max_leaf_nodes + 1``; without ``max_leaf_nodes`` the
-    smallest of ``2 ** max_depth``, ``n_samples / min_samples_leaf`` and
-    1024, plus one (trees with neither limit may need more than this
-    estimate). Grown ``depth_first`` (forests), a histogram per level and
-    two more: ``max_depth + 2``, taking 64 levels without ``max_depth``.
-    The histogram pool reuses these buffers across nodes and trees, so this
-    is the histograms' expected peak for the whole fit; the pool enforces
-    the budget at each allocation (a tree without ``max_leaf_nodes`` may
-    keep more leaves open). ``budget`` defaults to :func:`memory_budget`
-    (80% of the memory available now, and of the address space left under
-    ``ulimit -v``).
+    default, an upper bound) otherwise. ``live`` is the most histograms
+    alive at once: with ``max_leaf_nodes`` about half the open leaves hold
+    one (the others will never be split and give theirs back,
+    ``TreeGrower._release_hopeless``), ``max_leaf_nodes // 2 + 1`` with the
+    one being built (more only when leaves tie in priority); without
+    ``max_leaf_nodes``, one per open leaf: the smallest of ``2 **
+    max_depth``, ``n_samples / min_samples_leaf`` and 1024, plus one (trees
+    with neither limit may need more than this estimate). Grown
+    ``depth_first`` (forests), a histogram per level and two more:
+    ``max_depth + 2``, taking 64 levels without ``max_depth``. The histogram
+    pool reuses these buffers across nodes and trees, so this is the
+    histograms' expected peak for the whole fit; the pool enforces the
+    budget at each allocation (a tree without ``max_leaf_nodes`` may keep
+    more leaves open). ``budget`` defaults to :func:`memory_budget` (80% of
+    the memory available now, and of the address space left under ``ulimit
+    -v``).
 
     Returns
     -------
@@ -161,7 +165,7 @@ def check_histogram_memory(
             + 2
         )
     elif max_leaf_nodes is not None:
-        live = max_leaf_nodes + 1
+        live = max_leaf_nodes // 2 + 1
     else:
         live = min(n_samples // max(min_samples_leaf, 1), 1024) + 1
         if max_depth is not None:
@@ -195,6 +199,7 @@ class TreeNode:
         "histograms",
         "interaction_cst_indices",
         "is_leaf",
+        "kept_key",
         "left_child",
         "n_samples",
         "right_child",
@@ -217,6 +222,7 @@ class TreeNode:
         self.left_child = None
         self.right_child = None
         self.histograms = None
+        self.kept_key = None
         self.allowed_features = None
         self.interaction_cst_indices = None
         self.children_lower_bound = -np.inf
@@ -319,6 +325,11 @@ class TreeGrower:
         self._all_sampled = np.ones(self.n_features, dtype=np.uint8)
         self.splittable_nodes = []
         self.finalized_leaves = []
+        # the open leaves still holding a histogram, worst first
+        # (_release_hopeless); with max_leaf_nodes in best-first growth
+        self._kept = []
+        self._n_pushed = 0
+        self._bound_kept = max_leaf_nodes is not None and not depth_first
         self.n_nodes = 1
         self.total_find_split_time = 0.0
         self.total_compute_hist_time = 0.0
@@ -392,6 +403,7 @@ class TreeGrower:
             root.interaction_cst_indices = range(len(self.interaction_cst))
         tic = perf_counter()
         self._compute_best_split_and_push(root)
+        self._release_hopeless()
         self.total_find_split_time += perf_counter() - tic
 
     def _sampled_mask(self, n_allowed):
@@ -424,13 +436,52 @@ class TreeGrower:
             self.splittable_nodes.append(node)
         else:
             heappush(self.splittable_nodes, node)
+            if self._bound_kept:
+                self._n_pushed += 1
+                node.kept_key = (node.split_info.priority, self._n_pushed)
+                insort(self._kept, (*node.kept_key, node))
+
+    def _release_hopeless(self):
+        """Free the histograms of the open leaves that will never be split.
+
+        A leaf's histogram serves only the subtraction when it is split,
+        and the split that takes the tree to ``max_leaf_nodes`` leaves makes
+        no histogram. With ``r`` splits left, only the next ``r - 1`` leaves
+        popped need theirs, and the heap pops every leaf with a strictly
+        better priority before a leaf: a leaf behind ``r - 1`` strictly
+        better ones never uses its histogram again. Freeing it changes no
+        result, and keeps about half of the open leaves' histograms alive
+        at once instead of all of them."""
+        if not self._bound_kept:
+            return
+        kept = self._kept
+        leaves = len(self.finalized_leaves) + len(self.splittable_nodes)
+        r = self.max_leaf_nodes - leaves
+        while kept:
+            # kept[0] is the worst leaf; those tied with it share its fate
+            ties = bisect_right(kept, (kept[0][0], np.inf))
+            if len(kept) - ties < r - 1:
+                break
+            for *_, node in kept[:ties]:
+                self._release(node)
+                node.kept_key = None
+            del kept[:ties]
 
     def split_next(self):
+        """Split the best open leaf; returns its two children."""
+        children = self._split_next()
+        self._release_hopeless()
+        return children
+
+    def _split_next(self):
         node = (
             self.splittable_nodes.pop()
             if self.depth_first
             else heappop(self.splittable_nodes)
         )
+        if node.kept_key is not None:
+            del self._kept[bisect_left(self._kept, node.kept_key)]
+            node.kept_key = None
         info = node.split_info
         tic = perf_counter()
         if info.is_categorical:
