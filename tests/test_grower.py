@@ -20,13 +20,17 @@ from eraboost.grower import TreeGrower
 SPLIT_TYPES = ["original", "era", "directional"]
 
 
-def make_data(seed, n_eras=5, n=600, p=4):
-    """Integer features (some missing), eras of unequal size, a target whose
-    feature-2 effect flips sign with the era."""
+def make_data(seed, n_eras=5, n=600, p=4, missing=None):
+    """Integer features (some missing: in the features listed in ``missing``,
+    all by default), eras of unequal size, a target whose feature-2 effect
+    flips sign with the era."""
     rng = np.random.RandomState(seed)
     eras = np.sort(rng.randint(0, n_eras, size=n))
     X = rng.randint(0, 7, size=(n, p)).astype(np.float64)
-    X[rng.rand(n, p) < 0.05] = np.nan
+    holes = rng.rand(n, p) < 0.05
+    if missing is not None:
+        holes[:, np.setdiff1d(np.arange(p), missing)] = False
+    X[holes] = np.nan
     sign = np.where(np.arange(n_eras) % 2 == 0, 1.0, -1.0)[eras]
     y = np.nan_to_num(X[:, 0]) + sign * np.nan_to_num(X[:, 2]) + rng.normal(size=n)
     return X, y, eras
@@ -54,7 +58,6 @@ def grow(X, y, eras, split_type, alpha=0.0, lam=0.0, msl=5, shrinkage=1.0, **lim
         eras.astype(np.int32),
         g,
         h,
-        has_missing=bm.has_missing_values(Xb),
     )
     grower = TreeGrower(
         Xb,
@@ -78,9 +81,21 @@ def grow(X, y, eras, split_type, alpha=0.0, lam=0.0, msl=5, shrinkage=1.0, **lim
 @pytest.mark.parametrize("split_type", SPLIT_TYPES)
 @pytest.mark.parametrize("alpha", [-np.inf, 0.0])
 @pytest.mark.parametrize("seed", range(3))
-def test_every_node_is_the_reference_split(split_type, alpha, seed):
-    X, y, eras = make_data(seed)
+@pytest.mark.parametrize("missing", [None, [1, 3]])
+def test_every_node_is_the_reference_split(split_type, alpha, seed, missing):
+    # with 30 eras a block's padding is shorter than a bin's cells: reading
+    # the absent missing-value bin would read the next feature's block
+    n_eras = 5 if missing is None else 30
+    X, y, eras = make_data(seed, n_eras=n_eras, missing=missing)
     grower, bm, Xb, g, h = grow(X, y, eras, split_type, alpha, max_depth=3)
+    # the features without missing values have no missing-value bin in
+    # their histogram blocks: 7 bins, plus 1 with missing values, of the
+    # eras and the pooled row (one row without per-era criteria)
+    with_missing = np.isnan(X).any(axis=0)
+    assert with_missing.sum() == (4 if missing is None else 2)
+    rows = 1 if split_type == "original" else n_eras + 1
+    bins = np.where(with_missing, 8, 7)
+    assert (np.diff(grower.offsets) == (rows * bins + 4 + 15) // 16 * 16).all()
     nodes = grower.make_predictor(bm.bin_thresholds_).nodes
     n_checked = check_tree(
         nodes,

@@ -158,7 +158,7 @@ def test_int_input_parity_with_sklearn(dtype, order):
 
 def test_memory_guard_raises_before_allocating(monkeypatch):
     # 20,000 continuous rows in 10,000 eras, 50 features of 255 bins:
-    # 10,000 x 50 x 256 cells x 20 B = 2.6 GB per node, x 16 live nodes
+    # 10,000 x 50 x 255 cells x 12 B = 1.5 GB per node, x 16 live nodes
     allocations = []
     real_get = grower.HistogramPool.get
 
@@ -185,6 +185,7 @@ def test_memory_guard_raises_before_allocating(monkeypatch):
     assert allocations == []
     assert peak < 100 * 2**20  # data-sized allocations only
     msg = str(err.value)
-    assert "10000 eras x 12800 bins" in msg and "GiB" in msg
+    # 255 bins a feature: no missing values, no missing-value bin
+    assert "10000 eras x 12750 bins" in msg and "GiB" in msg
     for remedy in ("fewer eras", "max_leaf_nodes", "max_bins"):
         assert remedy in msg

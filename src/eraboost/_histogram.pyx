@@ -10,8 +10,10 @@ bin by bin, then era by era::
 holds the pooled histogram (the sum over eras), filled while the era cells
 are still in cache and carried by the subtraction like any other cell, so
 the split scan reads each block only once. Without eras ``rows`` is 1.
-``n_bins[f]`` is the feature's real number of bins (its non-missing bins plus
-one missing-value bin), so a 5-valued feature costs 6 cells per era, not 256.
+``n_bins[f]`` is the feature's real number of bins: its non-missing bins,
+plus the missing-value bin when its rows have missing values
+(``engine.build_engine``), so a 5-valued feature costs 5 cells per era, not
+256. Every row's bin must be below ``n_bins[f]``.
 The eras of a bin are contiguous: the split scan adds a bin to the sums of
 all eras in one vectorised pass.
 
@@ -60,32 +62,40 @@ def histogram_layout(const uint32_t[::1] n_bins, int n_eras):
     return offsets
 
 
+cdef Py_ssize_t count_runs(const int32_t *eras, Py_ssize_t n, int64_t *era,
+                           int64_t *start, int64_t *stop) noexcept nogil:
+    """The number of maximal runs of equal values in ``eras[0 .. n-1]``;
+    with ``era`` not NULL, also each run's value, start and stop."""
+    cdef Py_ssize_t i, k = 0
+    for i in range(n):
+        if i == 0 or eras[i] != eras[i - 1]:
+            if era != NULL:
+                era[k] = eras[i]
+                start[k] = i
+                if k > 0:
+                    stop[k - 1] = i
+            k = k + 1
+    if era != NULL and k > 0:
+        stop[k - 1] = n
+    return k
+
+
 def era_runs(const uint32_t[::1] sample_indices, const int32_t[::1] era_codes):
     """Maximal runs of consecutive rows of the same era in ``sample_indices``.
 
     Returns three int64 arrays: era, start, stop (positions in sample_indices).
     """
-    cdef Py_ssize_t i, n = sample_indices.shape[0], k = 0
-    cdef int32_t cur
-    if n == 0:
-        z = np.zeros(0, dtype=np.int64)
-        return z, z.copy(), z.copy()
-    starts = np.empty(n + 1, dtype=np.int64)
-    eras = np.empty(n, dtype=np.int64)
-    cdef int64_t[::1] st = starts, er = eras
-    with nogil:
-        cur = era_codes[sample_indices[0]]
-        st[0] = 0
-        er[0] = cur
-        k = 1
-        for i in range(1, n):
-            if era_codes[sample_indices[i]] != cur:
-                cur = era_codes[sample_indices[i]]
-                st[k] = i
-                er[k] = cur
-                k = k + 1
-        st[k] = n
-    return eras[:k].copy(), starts[:k].copy(), starts[1:k + 1].copy()
+    cdef Py_ssize_t i, n = sample_indices.shape[0], k
+    ordered = np.empty(n, dtype=np.int32)
+    cdef int32_t[::1] o = ordered
+    for i in range(n):
+        o[i] = era_codes[sample_indices[i]]
+    k = count_runs(&o[0] if n else NULL, n, NULL, NULL, NULL)
+    runs = np.empty((3, k), dtype=np.int64)
+    cdef int64_t[:, ::1] r = runs
+    if k:
+        count_runs(&o[0], n, &r[0, 0], &r[1, 0], &r[2, 0])
+    return runs[0], runs[1], runs[2]
 
 
 cdef inline void fill_rows(double *g, double *h, uint32_t *c, int64_t stride,
@@ -174,7 +184,8 @@ cdef class HistogramBuilder:
     ----------
     X_binned : ndarray of uint8, shape (n_samples, n_features), Fortran order
     n_bins : ndarray of uint32, shape (n_features,)
-        Bins per feature, the missing-value bin included.
+        Bins of each feature's block: every bin of the rows, the
+        missing-value bin included when they hold it.
     offsets : ndarray of int64, shape (n_features + 1,)
         From :func:`histogram_layout`.
     n_eras : int
@@ -204,7 +215,7 @@ cdef class HistogramBuilder:
     cdef public int n_threads
     cdef public Py_ssize_t size      # cells of a histogram
     cdef public Py_ssize_t nbytes    # bytes of a histogram
-    cdef object _zero_run      # era and start of the single run without eras
+    cdef object _runs          # (3, capacity) int64: era, start, stop of the runs
     cdef int n_features
 
     def __init__(self, X_binned, n_bins, offsets, int n_eras, era_codes,
@@ -227,7 +238,7 @@ cdef class HistogramBuilder:
         self.n_threads = n_threads
         self.size = offsets[-1]
         self.nbytes = self.size * cell_bytes(self.hessians_are_constant)
-        self._zero_run = np.zeros(1, dtype=np.int64)
+        self._runs = np.zeros((3, n_eras + 1), dtype=np.int64)
 
     @property
     def constant_hessian(self):
@@ -279,16 +290,8 @@ cdef class HistogramBuilder:
         if out.shape[0] < self.nbytes:
             raise ValueError(f"histogram buffer of {out.shape[0]} bytes, "
                              f"{self.nbytes} needed")
-        if use_eras:
-            r_era, r_start, r_stop = era_runs(sample_indices, self.era_codes)
-        else:
-            r_era = self._zero_run
-            r_start = self._zero_run
-            r_stop = np.array([n], dtype=np.int64)
-        run_era = r_era
-        run_start = r_start
-        run_stop = r_stop
-        cdef int n_runs = run_era.shape[0]
+        cdef int n_runs = 1
+        cdef int64_t[:, ::1] runs
         cdef const G_t[::1] grad = self.gradients
         cdef const G_t[::1] hess = self.hessians
         cdef bint const_h = self.hessians_are_constant
@@ -311,6 +314,24 @@ cdef class HistogramBuilder:
                 for i in prange(n, schedule='static', num_threads=nt):
                     self.ordered_eras[i] = self.era_codes[
                         i if root else sample_indices[i]]
+            # the eras' runs of rows (one per era when the rows are grouped
+            # by era, as the grower keeps them)
+            n_runs = count_runs(&self.ordered_eras[0] if n else NULL, n,
+                                NULL, NULL, NULL)
+            if self._runs.shape[1] < n_runs:
+                self._runs = np.empty((3, n_runs), dtype=np.int64)
+            runs = self._runs
+            if n_runs:
+                count_runs(&self.ordered_eras[0], n, &runs[0, 0], &runs[1, 0],
+                           &runs[2, 0])
+        else:
+            runs = self._runs
+            runs[0, 0] = 0
+            runs[1, 0] = 0
+            runs[2, 0] = n
+        run_era = runs[0]
+        run_start = runs[1]
+        run_stop = runs[2]
         with nogil:
             for k in prange(n_feat, schedule='dynamic', num_threads=nt):
                 f = features[k]

@@ -296,7 +296,9 @@ cdef class Splitter:
     n_bins : ndarray of uint32 (n_features,)
         Bins per feature including the missing-value bin (the last one).
     offsets : ndarray of int64 (n_features + 1,)
-        Histogram layout, see ``_histogram.histogram_layout``.
+        Histogram layout, see ``_histogram.histogram_layout``: each block
+        has the ``n_bins`` bins, or all but the missing-value bin for a
+        feature without missing values (never read then).
     n_eras : int
         Eras kept apart in the histograms.
     has_missing_values : ndarray of uint8 (n_features,)
@@ -432,7 +434,9 @@ cdef class Splitter:
                 # The eras present are those with rows.
                 if self.per_era and n_feat > 0:
                     f0 = features[0]
-                    nb0 = self.n_bins[f0]
+                    # the block's bins: no missing-value bin without
+                    # missing values (engine.build_engine)
+                    nb0 = self.n_bins[f0] - 1 + self.has_missing[f0]
                     blk = hist_block(&hist[0], &self.offsets[0], f0, self.const_h)
                     for b in range(nb0):
                         for e in range(E):
@@ -765,10 +769,6 @@ cdef class Splitter:
         if const_h:
             ph = pn
             qh = qn
-        for i in range(E):
-            pg[i] = 0.0
-            ph[i] = 0.0
-            pn[i] = 0.0
         for k in range(K):
             first = True
             while step <= cands[k].step:
@@ -776,7 +776,16 @@ cdef class Splitter:
                 bg = s.blk.g + c
                 bn = s.blk.n + c
                 bh = s.blk.h + c if not const_h else NULL
-                if first:
+                if first and step == 0:
+                    # the first bin: no previous sums (cells are never -0.0,
+                    # so this is 0.0 + the bin's sums, bit for bit)
+                    for i in range(E):
+                        qg[i] = bg[i]
+                        qn[i] = <int32_t>bn[i]
+                    if not const_h:
+                        for i in range(E):
+                            qh[i] = bh[i]
+                elif first:
                     for i in range(E):
                         qg[i] = pg[i] + bg[i]
                         qn[i] = pn[i] + <int32_t>bn[i]

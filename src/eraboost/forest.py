@@ -262,7 +262,6 @@ class _BaseInvariantForest(BaseEstimator):
             codes if eras is not None else None,
             gradients,
             hessians,
-            has_missing=bm.has_missing_values(X_binned),
             n_threads=n_threads,
         )
         n_sub = self._features_per_split(n_features)

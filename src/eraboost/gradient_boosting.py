@@ -447,7 +447,6 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             None if data.eras is None else data.eras.codes,
             g_view[:, 0],
             h_view[:, 0],
-            has_missing=self._bin_mapper.has_missing_values(X_binned),
             monotonic_cst=monotonic_cst,
             is_categorical=(
                 np.arange(X_binned.shape[1]) < self._n_categories.size

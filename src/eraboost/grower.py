@@ -382,16 +382,21 @@ class TreeGrower:
         f = some_feature
         nb = int(self.n_bins_non_missing[f]) + 1
         n_rows = self.builder.n_eras
-        block = self.builder.block(root.histograms, f)  # (eras, bins) arrays
+        # (eras, bins) arrays; the block has no missing-value bin when the
+        # feature has no missing values (engine.build_engine)
+        block = self.builder.block(root.histograms, f)
+        has_missing = block["g"].shape[1] == nb
         full = np.zeros(self.max_bins + 1)
         full[: nb - 1] = block["g"][:n_rows, : nb - 1].sum(axis=0)
-        full[self.max_bins] = block["g"][:n_rows, nb - 1].sum()
+        if has_missing:
+            full[self.max_bins] = block["g"][:n_rows, nb - 1].sum()
         root.sum_gradients = full.sum()
         if self.builder.hessians_are_constant:
             root.sum_hessians = self.builder.constant_hessian * n
         else:
             full[: nb - 1] = block["h"][:n_rows, : nb - 1].sum(axis=0)
-            full[self.max_bins] = block["h"][:n_rows, nb - 1].sum()
+            if has_missing:
+                full[self.max_bins] = block["h"][:n_rows, nb - 1].sum()
             root.sum_hessians = full.sum()
         if (
             n < 2 * self.min_samples_leaf
