@@ -52,6 +52,10 @@ cdef inline double boltzmann(const double *g, int m, double alpha) noexcept nogi
     return num / den
 
 
+cdef extern from "_simd.h":
+    pass
+
+
 cdef extern from *:
     """
     /* The per-era gain and direction of one era from its left and right
@@ -61,12 +65,8 @@ cdef extern from *:
        so that eb_era_gains below runs on SIMD lanes; the same values as
        the per-era gain and direction of docs/criteria.md (an unsplit era's
        gain may be -0.0).
-       Always inlined: into each clone of eb_era_gains as well. */
-    #if defined(__GNUC__)
-    #define EB_ALWAYS_INLINE __attribute__((always_inline))
-    #else
-    #define EB_ALWAYS_INLINE
-    #endif
+       Always inlined: into each clone of eb_era_gains as well
+       (EB_ALWAYS_INLINE and EB_MULTIVERSION: _simd.h). */
     static inline EB_ALWAYS_INLINE double eb_era_gain_direction(
         double GL, double HL, double nL, double GR, double HR, double nR,
         double score_parent, double lam, int *direction)
@@ -82,16 +82,8 @@ cdef extern from *:
     }
 
     /* The dense era loop, compiled for AVX-512 and AVX2 as well, chosen at
-       run time by the CPU. No fused multiply-add (fp-contract=off): every
-       version computes the same values. */
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
-        && defined(__linux__)
-    #define EB_MULTIVERSION __attribute__((target_clones( \
-        "arch=x86-64-v4", "avx2", "default"), \
-        optimize("no-trapping-math", "fp-contract=off")))
-    #else
-    #define EB_MULTIVERSION
-    #endif
+       run time by the CPU (EB_MULTIVERSION): every version computes the
+       same values. */
 
     /* Gains of the M eras of one candidate from the sums of its scanned side
        (qg, qh, qn) and the eras' totals (tg, th, tn) and total scores (ts):

@@ -49,6 +49,46 @@ from ._common cimport (block_t, hist_block, cell_bytes, BIN_t, uint8_t,
 from ._criteria cimport (score, era_gains, era_gain_direction, boltzmann,
                          value_change_variance, rate_spread)
 
+cdef extern from "_simd.h":
+    pass
+
+
+cdef extern from *:
+    """
+    /* A bin's per-era cells added to the scanned side's sums:
+       q[i] = p[i] + b[i] (p may be q itself), or q[i] = b[i] when p is NULL;
+       the row counts converted to double. Compiled for AVX-512 and AVX2 as
+       well, chosen at run time (EB_MULTIVERSION, _simd.h): each
+       element is one addition, the same in every version. */
+    EB_MULTIVERSION
+    static void eb_add_bin(double *q, const double *p, const double *b, int E)
+    {
+        int i;
+        if (p == NULL) {
+            for (i = 0; i < E; i++) q[i] = b[i];
+        } else {
+            for (i = 0; i < E; i++) q[i] = p[i] + b[i];
+        }
+    }
+
+    EB_MULTIVERSION
+    static void eb_add_counts(double *q, const double *p, const uint32_t *b,
+                              int E)
+    {
+        int i;
+        if (p == NULL) {
+            for (i = 0; i < E; i++) q[i] = (double)(int32_t)b[i];
+        } else {
+            for (i = 0; i < E; i++) q[i] = p[i] + (double)(int32_t)b[i];
+        }
+    }
+    """
+    void add_bin "eb_add_bin" (double *q, const double *p, const double *b,
+                               int E) noexcept nogil
+    void add_counts "eb_add_counts" (double *q, const double *p,
+                                     const uint32_t *b, int E) noexcept nogil
+
+
 # The codes of the criteria, by name (``_common.SPLIT_TYPES``).
 SPLIT_TYPE_CODES = {"original": ORIGINAL, "era": ERA, "directional": DIRECTIONAL}
 PENALTY_KINDS = {"value_variance": VALUE_VARIANCE, "rate_spread": RATE_SPREAD}
@@ -751,7 +791,7 @@ cdef class Splitter:
         the hessian sums are the row counts: one array serves both."""
         cdef era_scratch_t *es = &fs.era
         cdef const pooled_t *cands = fs.cands
-        cdef int E = nd.E, i, k, step = 0
+        cdef int E = nd.E, k, step = 0
         cdef bint const_h = self.const_h, changed = False, first
         cdef int64_t c
         cdef const double *bg
@@ -776,29 +816,13 @@ cdef class Splitter:
                 bg = s.blk.g + c
                 bn = s.blk.n + c
                 bh = s.blk.h + c if not const_h else NULL
-                if first and step == 0:
-                    # the first bin: no previous sums (cells are never -0.0,
-                    # so this is 0.0 + the bin's sums, bit for bit)
-                    for i in range(E):
-                        qg[i] = bg[i]
-                        qn[i] = <int32_t>bn[i]
-                    if not const_h:
-                        for i in range(E):
-                            qh[i] = bh[i]
-                elif first:
-                    for i in range(E):
-                        qg[i] = pg[i] + bg[i]
-                        qn[i] = pn[i] + <int32_t>bn[i]
-                    if not const_h:
-                        for i in range(E):
-                            qh[i] = ph[i] + bh[i]
-                else:
-                    for i in range(E):
-                        qg[i] += bg[i]
-                        qn[i] += <int32_t>bn[i]
-                    if not const_h:
-                        for i in range(E):
-                            qh[i] += bh[i]
+                # q = p + the bin (the previous candidate's sums), or q +=
+                # the bin; the first bin has no previous sums (cells are
+                # never -0.0, so this is 0.0 + the bin's sums, bit for bit)
+                add_bin(qg, NULL if step == 0 else (pg if first else qg), bg, E)
+                add_counts(qn, NULL if step == 0 else (pn if first else qn), bn, E)
+                if not const_h:
+                    add_bin(qh, NULL if step == 0 else (ph if first else qh), bh, E)
                 first = False
                 step = step + 1
             ev.qg = qg

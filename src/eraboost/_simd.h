@@ -1,0 +1,25 @@
+/* Compiler attributes shared by the extension modules' C helpers. */
+#ifndef ERABOOST_SIMD_H
+#define ERABOOST_SIMD_H
+
+/* Always inline a small function, into each clone of its callers too. */
+#if defined(__GNUC__)
+#define EB_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define EB_ALWAYS_INLINE
+#endif
+
+/* A dense loop compiled for AVX-512 and AVX2 as well as the baseline, the
+   version chosen at run time by the CPU (GCC on x86-64 Linux). No fused
+   multiply-add (fp-contract=off) and no trapping math: every version
+   computes the same values, bit for bit. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
+    && defined(__linux__)
+#define EB_MULTIVERSION __attribute__((target_clones( \
+    "arch=x86-64-v4", "avx2", "default"), \
+    optimize("no-trapping-math", "fp-contract=off")))
+#else
+#define EB_MULTIVERSION
+#endif
+
+#endif
