@@ -366,3 +366,52 @@ def test_missing_or_short_buffers_are_refused():
             case.features,
             np.ones(len(case.features) + 1, dtype=np.uint8),
         )
+
+
+def _info_fields(info):
+    return tuple(
+        getattr(info, k) if k != "left_cat_bitset" else repr(info.left_cat_bitset)
+        for k in info.__slots__
+    )
+
+
+@pytest.mark.parametrize("split_type", ["original", "era", "directional"])
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("categorical", [False, True])
+def test_two_children_in_one_loop_with_the_subtraction(
+    split_type, n_threads, categorical
+):
+    """find_node_splits scores both children in one parallel loop and
+    subtracts the smaller child's histogram from the parent's feature by
+    feature on the way: the same splits and the same histogram bytes as
+    compute_subtraction followed by find_node_split for each child."""
+    data = CATEGORICAL if categorical else {}
+    case = Case(1, 6, split_type, msl=3, n_threads=n_threads, data=data)
+    rows = case.rows
+    parent = case.hist(rows)
+    info = case.split(rows, parent)
+    left = case.left_mask(rows, info)
+    small, large = sorted((rows[left], rows[~left]), key=len)
+    small_hist = case.hist(small)
+
+    expected_hist = parent.copy()
+    case.builder.compute_subtraction(expected_hist, small_hist, case.features)
+    expected = [case.split(small, small_hist), case.split(large, expected_hist)]
+
+    def args(sub, hist):
+        G, H = case.g[sub].sum(), case.h[sub].sum()
+        flags = np.ones(len(case.features), dtype=np.uint8)
+        return (len(sub), hist, G, H, -G / (H + case.lam), -np.inf, np.inf, flags)
+
+    fused = parent.copy()
+    got = case.splitter.find_node_splits(
+        [args(small, small_hist), args(large, fused)],
+        case.features,
+        (1, small_hist),
+    )
+    assert fused.tobytes() == expected_hist.tobytes()
+    assert [_info_fields(i) for i in got] == [_info_fields(i) for i in expected]
+    with pytest.raises(ValueError, match="no node"):
+        case.splitter.find_node_splits(
+            [args(small, small_hist)], case.features, (1, small_hist)
+        )

@@ -19,6 +19,32 @@ cdef inline int cell_bytes(bint hessians_are_constant) noexcept nogil:
     return 12 if hessians_are_constant else 20
 
 
+cdef extern from "_simd.h":
+    pass
+
+
+cdef extern from *:
+    """
+    /* parent -= sibling over n cells, compiled for AVX-512 and AVX2 as
+       well (EB_MULTIVERSION, _simd.h): one subtraction each. */
+    EB_MULTIVERSION __attribute__((unused))
+    static void eb_sub_d(double *p, const double *s, int64_t n)
+    {
+        int64_t i;
+        for (i = 0; i < n; i++) p[i] = p[i] - s[i];
+    }
+    EB_MULTIVERSION __attribute__((unused))
+    static void eb_sub_u32(uint32_t *p, const uint32_t *s, int64_t n)
+    {
+        int64_t i;
+        for (i = 0; i < n; i++) p[i] = p[i] - s[i];
+    }
+    """
+    void sub_d "eb_sub_d" (double *p, const double *s, int64_t n) noexcept nogil
+    void sub_u32 "eb_sub_u32" (uint32_t *p, const uint32_t *s,
+                               int64_t n) noexcept nogil
+
+
 cdef inline block_t hist_block(const uint8_t *hist, const int64_t *offsets,
                                int f, bint hessians_are_constant) noexcept nogil:
     """The arrays of feature f's block in the buffer ``hist``: cells
@@ -30,6 +56,20 @@ cdef inline block_t hist_block(const uint8_t *hist, const int64_t *offsets,
     blk.h = NULL if hessians_are_constant else blk.g + cells
     blk.n = <uint32_t *> (blk.g + (cells if hessians_are_constant else 2 * cells))
     return blk
+
+
+cdef inline void block_subtract(uint8_t *parent, const uint8_t *sibling,
+                                const int64_t *offsets, int f,
+                                bint hessians_are_constant) noexcept nogil:
+    """Feature f's block of ``parent`` minus that of ``sibling``, in place:
+    the larger child's sums from its parent's and the smaller child's."""
+    cdef int64_t cells = offsets[f + 1] - offsets[f]
+    cdef block_t p = hist_block(parent, offsets, f, hessians_are_constant)
+    cdef block_t s = hist_block(sibling, offsets, f, hessians_are_constant)
+    sub_d(p.g, s.g, cells)
+    sub_u32(p.n, s.n, cells)
+    if not hessians_are_constant:
+        sub_d(p.h, s.h, cells)
 
 # One node of a fitted tree, as stored by the predictor. For a categorical
 # node, ``threshold`` holds the number of known categories (raw values

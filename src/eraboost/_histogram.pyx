@@ -31,35 +31,9 @@ from cython.parallel import prange
 from libc.string cimport memset
 import numpy as np
 
-from ._common cimport (block_t, hist_block, cell_bytes, G_t, BIN_t, uint8_t,
-                       uint32_t, int32_t, int64_t, ONE_THREAD_BELOW,
-                       CELLS_ONE_THREAD_BELOW)
-
-cdef extern from "_simd.h":
-    pass
-
-
-cdef extern from *:
-    """
-    /* parent -= sibling over n cells, compiled for AVX-512 and AVX2 as
-       well (EB_MULTIVERSION, _simd.h): one subtraction each. */
-    EB_MULTIVERSION
-    static void eb_sub_d(double *p, const double *s, int64_t n)
-    {
-        int64_t i;
-        for (i = 0; i < n; i++) p[i] = p[i] - s[i];
-    }
-    EB_MULTIVERSION
-    static void eb_sub_u32(uint32_t *p, const uint32_t *s, int64_t n)
-    {
-        int64_t i;
-        for (i = 0; i < n; i++) p[i] = p[i] - s[i];
-    }
-    """
-    void sub_d "eb_sub_d" (double *p, const double *s, int64_t n) noexcept nogil
-    void sub_u32 "eb_sub_u32" (uint32_t *p, const uint32_t *s,
-                               int64_t n) noexcept nogil
-
+from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, G_t,
+                       BIN_t, uint8_t, uint32_t, int32_t, int64_t,
+                       ONE_THREAD_BELOW, CELLS_ONE_THREAD_BELOW)
 
 cdef enum:
     # the eras' runs of a node are short when they average fewer rows
@@ -325,21 +299,23 @@ cdef class HistogramBuilder:
         # costs more than the work (tens of microseconds with the passive
         # wait policy); the result does not depend on the thread count
         cdef int nt = self.n_threads if n * n_feat >= ONE_THREAD_BELOW else 1
-        if not root:
+        # the node's gradients, hessians and eras in row order, in one
+        # parallel loop (each parallel region wakes the threads)
+        if not root or use_eras:
             with nogil:
                 for i in prange(n, schedule='static', num_threads=nt):
-                    self.ordered_gradients[i] = self.gradients[sample_indices[i]]
-                if not const_h:
-                    for i in prange(n, schedule='static', num_threads=nt):
-                        self.ordered_hessians[i] = self.hessians[sample_indices[i]]
+                    if not root:
+                        self.ordered_gradients[i] = self.gradients[sample_indices[i]]
+                        if not const_h:
+                            self.ordered_hessians[i] = self.hessians[sample_indices[i]]
+                    if use_eras:
+                        self.ordered_eras[i] = self.era_codes[
+                            i if root else sample_indices[i]]
+        if not root:
             grad = self.ordered_gradients
             if not const_h:
                 hess = self.ordered_hessians
         if use_eras:
-            with nogil:
-                for i in prange(n, schedule='static', num_threads=nt):
-                    self.ordered_eras[i] = self.era_codes[
-                        i if root else sample_indices[i]]
             # the eras' runs of rows (one per era when the rows are grouped
             # by era, as the grower keeps them)
             n_runs = count_runs(&self.ordered_eras[0] if n else NULL, n,
@@ -443,17 +419,10 @@ cdef class HistogramBuilder:
         if parent.shape[0] < self.nbytes or sibling.shape[0] < self.nbytes:
             raise ValueError(f"histogram buffers of {parent.shape[0]} and "
                              f"{sibling.shape[0]} bytes, {self.nbytes} needed")
-        cdef int64_t cells
         cdef bint const_h = self.hessians_are_constant
-        cdef block_t p, s
         cdef int nt = self.n_threads if self.size >= CELLS_ONE_THREAD_BELOW else 1
         with nogil:
             for k in prange(n_feat, schedule='static', num_threads=nt):
                 f = features[k]
-                cells = self.offsets[f + 1] - self.offsets[f]
-                p = hist_block(&parent[0], &self.offsets[0], f, const_h)
-                s = hist_block(&sibling[0], &self.offsets[0], f, const_h)
-                sub_d(p.g, s.g, cells)
-                sub_u32(p.n, s.n, cells)
-                if not const_h:
-                    sub_d(p.h, s.h, cells)
+                block_subtract(&parent[0], &sibling[0], &self.offsets[0], f,
+                               const_h)

@@ -42,10 +42,10 @@ import numpy as np
 from libc.stdlib cimport malloc, free, calloc, qsort
 from libc.string cimport memcpy
 
-from ._common cimport (block_t, hist_block, cell_bytes, BIN_t, uint8_t,
-                       uint32_t, int32_t, int64_t, in_bitset, set_bitset, ORIGINAL, ERA,
-                       DIRECTIONAL, VALUE_VARIANCE, RATE_SPREAD,
-                       ONE_THREAD_BELOW, ROWS_PER_THREAD)
+from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t,
+                       uint8_t, uint32_t, int32_t, int64_t, in_bitset,
+                       set_bitset, ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE,
+                       RATE_SPREAD, ONE_THREAD_BELOW, ROWS_PER_THREAD)
 from ._criteria cimport (score, era_gains, era_gain_direction, boltzmann,
                          value_change_variance, rate_spread)
 
@@ -432,35 +432,89 @@ cdef class Splitter:
         Returns a :class:`SplitInfo`; ``found`` is False when no candidate is
         eligible.
         """
+        return self.find_node_splits(
+            [(n_samples, hist, sum_gradients, sum_hessians, value, lower_bound,
+              upper_bound, sampled)], features)[0]
+
+    def find_node_splits(self, nodes, const uint32_t[::1] features not None,
+                         subtract=None):
+        """Best splits of several nodes over the same ``features``, in one
+        parallel loop (each parallel region wakes the threads).
+
+        Parameters
+        ----------
+        nodes : list of tuples
+            ``(n_samples, hist, sum_gradients, sum_hessians, value,
+            lower_bound, upper_bound, sampled)`` of each node, as the
+            arguments of :meth:`find_node_split`.
+        features : ndarray of uint32
+        subtract : tuple (j, sibling) or None
+            Node ``j``'s ``hist`` holds its parent's histogram: the
+            ``sibling``'s (the other child's) is subtracted from it, feature
+            by feature over all ``features``, before that feature is scanned
+            (``HistogramBuilder.compute_subtraction`` in the same loop).
+
+        Returns
+        -------
+        infos : list of :class:`SplitInfo`, one per node.
+        """
+        cdef int n_nodes = len(nodes), n_feat = features.shape[0]
         cdef int64_t need = (self.offsets[self.offsets.shape[0] - 1]
                              * cell_bytes(self.const_h))
-        if hist.shape[0] < need:
-            raise ValueError(f"histogram buffer of {hist.shape[0]} bytes, "
-                             f"{need} needed")
-        if sampled.shape[0] != features.shape[0]:
-            raise ValueError(f"{sampled.shape[0]} sampled flags for "
-                             f"{features.shape[0]} features")
-        cdef int n_feat = features.shape[0], k, best = 0, M = 0, e, f0, nt, t
-        cdef int n_out = 0, n_out_split = 0
-        cdef double ts_part = 0.0
-        # an era with fewer rows in the node cannot be split there
-        cdef double splittable = 2.0 * max(1, self.min_per_era)
+        cdef int sub_j = -1, j, k, t, nt, n_tasks = n_nodes * n_feat
+        cdef const uint8_t[::1] hist
+        cdef const uint8_t[::1] samp
+        cdef const uint8_t[::1] sibling
+        cdef const uint8_t *sib = NULL
+        views = []
+        for node in nodes:
+            hist = node[1]
+            samp = node[7]
+            if hist is None or samp is None:
+                raise TypeError("a node's histogram and sampled flags are needed")
+            if hist.shape[0] < need:
+                raise ValueError(f"histogram buffer of {hist.shape[0]} bytes, "
+                                 f"{need} needed")
+            if samp.shape[0] != n_feat:
+                raise ValueError(f"{samp.shape[0]} sampled flags for "
+                                 f"{n_feat} features")
+            views.append((hist, samp))
+        cdef uint8_t[::1] _writable
+        if subtract is not None:
+            sub_j = subtract[0]
+            if not 0 <= sub_j < n_nodes:
+                raise ValueError(f"subtract: no node {sub_j}")
+            _writable = nodes[sub_j][1]  # written to: must be writable
+            sibling = subtract[1]
+            if sibling is None or sibling.shape[0] < need:
+                raise ValueError("subtract needs the sibling's whole histogram")
+            sib = &sibling[0]
         cdef int E = self.n_eras if self.per_era else 1
         cdef bint ok = True
-        cdef split_t *infos = <split_t *> calloc(max(n_feat, 1), sizeof(split_t))
-        cdef int32_t *present = <int32_t *> malloc(2 * E * sizeof(int32_t))
-        cdef signed char *is_present = <signed char *> calloc(E, 1)
-        # per-era totals of the node: g, h, rows, score
-        cdef double *tot = <double *> calloc(4 * E, sizeof(double))
-        cdef block_t blk
-        cdef int64_t cell, R = self.n_eras + 1
-        cdef unsigned int b, nb0
-        cdef node_sums_t nd
+        cdef int best
+        cdef node_sums_t *nds = <node_sums_t *> calloc(max(n_nodes, 1),
+                                                       sizeof(node_sums_t))
+        cdef const uint8_t **hists = <const uint8_t **> calloc(
+            max(n_nodes, 1), sizeof(uint8_t *))
+        cdef const uint8_t **samps = <const uint8_t **> calloc(
+            max(n_nodes, 1), sizeof(uint8_t *))
+        cdef split_t *infos = <split_t *> calloc(max(n_tasks, 1), sizeof(split_t))
+        cdef int32_t *present = <int32_t *> malloc(
+            max(n_nodes, 1) * 2 * E * sizeof(int32_t))
+        cdef signed char *is_present = <signed char *> calloc(
+            max(n_nodes, 1) * E, 1)
+        # per-era totals of each node: g, h, rows, score
+        cdef double *tot = <double *> calloc(max(n_nodes, 1) * 4 * E,
+                                             sizeof(double))
         # one scratch per thread
         cdef feature_scratch_t *fss = <feature_scratch_t *> calloc(
             max(self.n_threads, 1), sizeof(feature_scratch_t))
-        if (infos == NULL or present == NULL or is_present == NULL or tot == NULL
+        if (nds == NULL or hists == NULL or samps == NULL or infos == NULL
+                or present == NULL or is_present == NULL or tot == NULL
                 or fss == NULL):
+            free(nds)
+            free(hists)
+            free(samps)
             free(infos)
             free(present)
             free(is_present)
@@ -468,90 +522,131 @@ cdef class Splitter:
             free(fss)
             raise MemoryError()
         try:
+            for j in range(n_nodes):
+                hist, samp = views[j]
+                hists[j] = &hist[0]
+                samps[j] = &samp[0]
+                node = nodes[j]
+                nds[j].n_samples = node[0]
+                nds[j].G = node[2]
+                nds[j].H = node[3]
+                nds[j].loss_node = node[2] * node[4]
+                nds[j].lower = node[5]
+                nds[j].upper = node[6]
             with nogil:
-                # The eras' totals in the node (every feature's histogram
-                # holds the same rows): the first feature's bins, in order.
-                # The eras present are those with rows.
-                if self.per_era and n_feat > 0:
-                    f0 = features[0]
-                    # the block's bins: no missing-value bin without
-                    # missing values (engine.build_engine)
-                    nb0 = self.n_bins[f0] - 1 + self.has_missing[f0]
-                    blk = hist_block(&hist[0], &self.offsets[0], f0, self.const_h)
-                    for b in range(nb0):
-                        for e in range(E):
-                            cell = b * R + e
-                            tot[e] += blk.g[cell]
-                            tot[E + e] += (<double>blk.n[cell] if self.const_h
-                                           else blk.h[cell])
-                            tot[2 * E + e] += blk.n[cell]
-                    # E_node: the eras with enough rows to be split; the
-                    # others take no part, as the eras absent from the node
-                    for e in range(E):
-                        tot[3 * E + e] = score(tot[e], tot[E + e], self.lam)
-                        if tot[2 * E + e] >= splittable:
-                            is_present[e] = 1
-                            present[M] = e
-                            M = M + 1
-                            ts_part += tot[3 * E + e]
-                        elif tot[2 * E + e] >= 2:
-                            present[E + n_out] = e
-                            n_out = n_out + 1
-                    # then the single-row eras (no gain, no direction)
-                    n_out_split = n_out
-                    for e in range(E):
-                        if tot[2 * E + e] == 1:
-                            present[E + n_out] = e
-                            n_out = n_out + 1
-                else:
-                    present[0] = 0
-                    is_present[0] = 1
-                    M = 1
-                nd.n_samples = n_samples
-                nd.G = sum_gradients
-                nd.H = sum_hessians
-                nd.loss_node = sum_gradients * value
-                nd.lower = lower_bound
-                nd.upper = upper_bound
-                nd.E = E
-                nd.M = M
-                nd.present = present
-                nd.is_present = is_present
-                nd.n_out = n_out
-                nd.n_out_split = n_out_split
-                nd.out = present + E
-                nd.ts_part = ts_part
-                nd.tg = tot
-                nd.th = tot + E
-                nd.tn = tot + 2 * E
-                nd.ts = tot + 3 * E
+                for j in range(n_nodes):
+                    if j == sub_j and n_feat > 0:
+                        # the first feature first: the node's totals
+                        block_subtract(<uint8_t *> hists[j], sib,
+                                       &self.offsets[0], features[0], self.const_h)
+                    self._node_totals(hists[j], features, E, &nds[j],
+                                      present + 2 * E * j, is_present + E * j,
+                                      tot + 4 * E * j)
                 nt = (self.n_threads
                       if self.offsets[self.offsets.shape[0] - 1] >= ONE_THREAD_BELOW
                       else 1)
                 for t in range(nt):
                     ok = ok and scratch_alloc(&fss[t], self.max_nb, E, self.per_era)
                 if ok:
-                    for k in prange(n_feat, schedule='dynamic', num_threads=nt):
-                        infos[k].sc.found = 0
-                        infos[k].feature = features[k]
-                        if sampled[k]:
-                            self._scan_feature(features[k], hist, &nd,
-                                               &fss[threadid()], &infos[k])
-                    for k in range(1, n_feat):
-                        if better(&infos[k].sc, &infos[best].sc, self.split_type):
-                            best = k
+                    for t in prange(n_tasks, schedule='dynamic', num_threads=nt):
+                        j = t // n_feat
+                        k = t - j * n_feat
+                        if j == sub_j and k > 0:
+                            block_subtract(<uint8_t *> hists[j], sib,
+                                           &self.offsets[0], features[k],
+                                           self.const_h)
+                        infos[t].sc.found = 0
+                        infos[t].feature = features[k]
+                        if samps[j][k]:
+                            self._scan_feature(features[k], hists[j], &nds[j],
+                                               &fss[threadid()], &infos[t])
             if not ok:
                 raise MemoryError()
-            return self._make_info(&infos[best], n_samples, sum_gradients,
-                                   sum_hessians, lower_bound, upper_bound, M)
+            out = []
+            for j in range(n_nodes):
+                best = j * n_feat
+                for t in range(j * n_feat + 1, (j + 1) * n_feat):
+                    if better(&infos[t].sc, &infos[best].sc, self.split_type):
+                        best = t
+                out.append(self._make_info(&infos[best], nds[j].n_samples,
+                                           nds[j].G, nds[j].H, nds[j].lower,
+                                           nds[j].upper, nds[j].M))
+            return out
         finally:
             for t in range(self.n_threads):
                 scratch_free(&fss[t])
             free(fss)
+            free(nds)
+            free(hists)
+            free(samps)
             free(infos)
             free(present)
             free(is_present)
             free(tot)
+
+    cdef void _node_totals(self, const uint8_t *hist,
+                           const uint32_t[::1] features, int E,
+                           node_sums_t *nd, int32_t *present,
+                           signed char *is_present,
+                           double *tot) noexcept nogil:
+        """The node's per-era totals and the eras taking part, into ``nd``
+        (``present``: 2 E entries, ``is_present``: E, ``tot``: 4 E, zeros).
+
+        Every feature's histogram holds the same rows: the totals are the
+        first feature's bins, in order. E_node: the eras with enough rows to
+        be split; the others take no part, as the eras absent from the node;
+        then the single-row eras (no gain, no direction)."""
+        cdef int M = 0, n_out = 0, n_out_split = 0, e, f0
+        cdef double ts_part = 0.0
+        # an era with fewer rows in the node cannot be split there
+        cdef double splittable = 2.0 * max(1, self.min_per_era)
+        cdef block_t blk
+        cdef int64_t cell, R = self.n_eras + 1
+        cdef unsigned int b, nb0
+        if self.per_era and features.shape[0] > 0:
+            f0 = features[0]
+            # the block's bins: no missing-value bin without missing values
+            # (engine.build_engine)
+            nb0 = self.n_bins[f0] - 1 + self.has_missing[f0]
+            blk = hist_block(hist, &self.offsets[0], f0, self.const_h)
+            for b in range(nb0):
+                for e in range(E):
+                    cell = b * R + e
+                    tot[e] += blk.g[cell]
+                    tot[E + e] += (<double>blk.n[cell] if self.const_h
+                                   else blk.h[cell])
+                    tot[2 * E + e] += blk.n[cell]
+            for e in range(E):
+                tot[3 * E + e] = score(tot[e], tot[E + e], self.lam)
+                if tot[2 * E + e] >= splittable:
+                    is_present[e] = 1
+                    present[M] = e
+                    M = M + 1
+                    ts_part += tot[3 * E + e]
+                elif tot[2 * E + e] >= 2:
+                    present[E + n_out] = e
+                    n_out = n_out + 1
+            n_out_split = n_out
+            for e in range(E):
+                if tot[2 * E + e] == 1:
+                    present[E + n_out] = e
+                    n_out = n_out + 1
+        else:
+            present[0] = 0
+            is_present[0] = 1
+            M = 1
+        nd.E = E
+        nd.M = M
+        nd.present = present
+        nd.is_present = is_present
+        nd.n_out = n_out
+        nd.n_out_split = n_out_split
+        nd.out = present + E
+        nd.ts_part = ts_part
+        nd.tg = tot
+        nd.th = tot + E
+        nd.tn = tot + 2 * E
+        nd.ts = tot + 3 * E
 
     cdef object _make_info(self, split_t *s, unsigned int n_samples,
                            double G, double H, double lower, double upper, int M):
@@ -583,7 +678,7 @@ cdef class Splitter:
             info.priority = (s.sc.dnum / <double>M if M else 0.0, info.crit)
         return info
 
-    cdef void _scan_feature(self, int f, const uint8_t[::1] hist,
+    cdef void _scan_feature(self, int f, const uint8_t *hist,
                             const node_sums_t *nd, feature_scratch_t *fs,
                             split_t *out) noexcept nogil:
         """The best split of feature f: both numeric scans, or the two
@@ -602,7 +697,7 @@ cdef class Splitter:
             return
         s.feature = f
         s.nb = nb
-        s.blk = hist_block(&hist[0], &self.offsets[0], f, self.const_h)
+        s.blk = hist_block(hist, &self.offsets[0], f, self.const_h)
         # the block's pooled cells (see _histogram.pyx)
         s.R = self.n_eras + 1 if self.n_eras > 1 else 1
         s.pooled = s.R - 1

@@ -423,28 +423,43 @@ class TreeGrower:
         return self._all_sampled
 
     def _compute_best_split_and_push(self, node):
-        features = self._features(node)
-        node.split_info = self.splitter.find_node_split(
-            node.n_samples,
-            node.histograms,
-            node.sum_gradients,
-            node.sum_hessians,
-            node.value,
-            node.children_lower_bound,
-            node.children_upper_bound,
+        self._compute_best_splits_and_push([node])
+
+    def _compute_best_splits_and_push(self, nodes, subtract=None):
+        """The best split of each node, in one parallel loop of the
+        splitter (``subtract`` as in ``Splitter.find_node_splits``); then,
+        in order, the nodes with a split are queued and the others become
+        leaves. The nodes share their features (siblings)."""
+        features = self._features(nodes[0])
+        infos = self.splitter.find_node_splits(
+            [
+                (
+                    node.n_samples,
+                    node.histograms,
+                    node.sum_gradients,
+                    node.sum_hessians,
+                    node.value,
+                    node.children_lower_bound,
+                    node.children_upper_bound,
+                    self._sampled_mask(features.shape[0]),
+                )
+                for node in nodes
+            ],
             features,
-            self._sampled_mask(features.shape[0]),
+            subtract,
         )
-        if not node.split_info.found:
-            self._finalize_leaf(node)
-        elif self.depth_first:
-            self.splittable_nodes.append(node)
-        else:
-            heappush(self.splittable_nodes, node)
-            if self._bound_kept:
-                self._n_pushed += 1
-                node.kept_key = (node.split_info.priority, self._n_pushed)
-                insort(self._kept, (*node.kept_key, node))
+        for node, info in zip(nodes, infos):
+            node.split_info = info
+            if not info.found:
+                self._finalize_leaf(node)
+            elif self.depth_first:
+                self.splittable_nodes.append(node)
+            else:
+                heappush(self.splittable_nodes, node)
+                if self._bound_kept:
+                    self._n_pushed += 1
+                    node.kept_key = (info.priority, self._n_pushed)
+                    insort(self._kept, (*node.kept_key, node))
 
     def _release_hopeless(self):
         """Free the histograms of the open leaves that will never be split.
@@ -573,17 +588,16 @@ class TreeGrower:
                 (left, right) if left.n_samples < right.n_samples else (right, left)
             )
             small.histograms = self._build(small)
-            tic = perf_counter()
-            self.builder.compute_subtraction(
-                node.histograms, small.histograms, self._features(small)
-            )
             large.histograms, node.histograms = node.histograms, None
-            self.total_compute_hist_time += perf_counter() - tic
+            to_scan = [child for child in (left, right) if not child.is_leaf]
+            # the larger child's histogram is its parent's minus the smaller
+            # child's, subtracted feature by feature in the scan's loop (a
+            # larger child that is a leaf needs none)
+            subtract = None
+            if not large.is_leaf:
+                subtract = (to_scan.index(large), small.histograms)
             tic = perf_counter()
-            if not left.is_leaf:
-                self._compute_best_split_and_push(left)
-            if not right.is_leaf:
-                self._compute_best_split_and_push(right)
+            self._compute_best_splits_and_push(to_scan, subtract)
             self.total_find_split_time += perf_counter() - tic
             for child in (left, right):
                 if child.is_leaf:
