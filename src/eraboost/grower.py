@@ -385,7 +385,7 @@ class TreeGrower:
         # (eras, bins) arrays; the block has no missing-value bin when the
         # feature has no missing values (engine.build_engine)
         block = self.builder.block(root.histograms, f)
-        has_missing = block["g"].shape[1] == nb
+        has_missing = self.has_missing_values[f]
         full = np.zeros(self.max_bins + 1)
         full[: nb - 1] = block["g"][:n_rows, : nb - 1].sum(axis=0)
         if has_missing:
@@ -407,7 +407,7 @@ class TreeGrower:
         if self.interaction_cst is not None:
             root.interaction_cst_indices = range(len(self.interaction_cst))
         tic = perf_counter()
-        self._compute_best_split_and_push(root)
+        self._compute_best_splits_and_push([root])
         self._release_hopeless()
         self.total_find_split_time += perf_counter() - tic
 
@@ -421,9 +421,6 @@ class TreeGrower:
         if self._all_sampled.shape[0] != n_allowed:
             self._all_sampled = np.ones(n_allowed, dtype=np.uint8)
         return self._all_sampled
-
-    def _compute_best_split_and_push(self, node):
-        self._compute_best_splits_and_push([node])
 
     def _compute_best_splits_and_push(self, nodes, subtract=None):
         """The best split of each node, in one parallel loop of the
