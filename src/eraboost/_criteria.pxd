@@ -58,27 +58,56 @@ cdef extern from "_simd.h":
 
 cdef extern from *:
     """
-    /* The per-era gain and direction of one era from its left and right
-       sums (SPEC.md): with v = G / (H + lam) (0 when H + lam == 0),
-       score = G * v and the Newton value is -v, so one division per side.
-       Gain 0 and direction 0 when a side is empty. Written without branches
-       so that eb_era_gains below runs on SIMD lanes; the same values as
-       the per-era gain and direction of docs/criteria.md (an unsplit era's
-       gain may be -0.0).
-       Always inlined: into each clone of eb_era_gains as well
-       (EB_ALWAYS_INLINE and EB_MULTIVERSION: _simd.h). */
-    static inline EB_ALWAYS_INLINE double eb_era_gain_direction(
+    /* The direction of one era from its left and right sums (SPEC.md):
+       sign(v_R - v_L) with v = G / (H + lam) (0 when H + lam == 0), the
+       negated Newton values, so -d_e of docs/criteria.md; 0 when a side is
+       empty. Without divisions: the sign of
+       (G_R d_L - G_L d_R) / (d_L d_R), from the sign of its numerator and
+       of its denominator (the same sign as v_R - v_L in exact arithmetic).
+       Written without branches for SIMD lanes; always inlined. */
+    static inline EB_ALWAYS_INLINE int eb_era_direction(
         double GL, double HL, double nL, double GR, double HR, double nR,
-        double score_parent, double lam, int *direction)
+        double lam)
+    {
+        double dL = HL + lam, dR = HR + lam;
+        double mL = (double)(dL != 0.0), mR = (double)(dR != 0.0);
+        double dLs = dL + (1.0 - mL), dRs = dR + (1.0 - mR);
+        double num = GR * mR * dLs - GL * mL * dRs, den = dLs * dRs;
+        int split = (int)(nL != 0.0) & (int)(nR != 0.0);
+        int sn = (int)(num > 0.0) - (int)(num < 0.0);
+        int sd = (int)(den > 0.0) - (int)(den < 0.0);
+        return sn * sd * split;
+    }
+
+    /* The per-era gain of one era from its left and right sums (SPEC.md):
+       score(G, H) = G^2 / d with d = H + lam (0 when d == 0), both sides'
+       scores over one division, (G_L^2 d_R + G_R^2 d_L) / (d_L d_R); 0
+       when a side is empty (the sums of float32 gradients and hessians
+       keep every product far from overflow). Written without branches so
+       that eb_era_gains below runs on SIMD lanes; the same values as
+       the per-era gain of docs/criteria.md (an unsplit era's gain may be
+       -0.0). Always inlined: into each clone of eb_era_gains as well
+       (EB_ALWAYS_INLINE and EB_MULTIVERSION: _simd.h). */
+    static inline EB_ALWAYS_INLINE double eb_era_gain(
+        double GL, double HL, double nL, double GR, double HR, double nR,
+        double score_parent, double lam)
     {
         double dL = HL + lam, dR = HR + lam;
         double mL = (double)(dL != 0.0), mR = (double)(dR != 0.0);
         double split = (double)(nL != 0.0) * (double)(nR != 0.0);
-        double vL = GL / (dL + (1.0 - mL)) * mL;
-        double vR = GR / (dR + (1.0 - mR)) * mR;
-        /* sign(-vL - (-vR)) = sign(vR - vL) */
-        *direction = ((int)(vR > vL) - (int)(vR < vL)) * (int)split;
-        return (GL * vL + GR * vR - score_parent) * split;
+        double dLs = dL + (1.0 - mL), dRs = dR + (1.0 - mR);
+        double num = GL * GL * mL * dRs + GR * GR * mR * dLs;
+        return (num / (dLs * dRs) - score_parent) * split;
+    }
+
+    /* The per-era gain and direction of one era from its left and right
+       sums (SPEC.md): eb_era_gain's and eb_era_direction's. */
+    static inline EB_ALWAYS_INLINE double eb_era_gain_direction(
+        double GL, double HL, double nL, double GR, double HR, double nR,
+        double score_parent, double lam, int *direction)
+    {
+        *direction = eb_era_direction(GL, HL, nL, GR, HR, nR, lam);
+        return eb_era_gain(GL, HL, nL, GR, HR, nR, score_parent, lam);
     }
 
     /* The dense era loop, compiled for AVX-512 and AVX2 as well, chosen at
@@ -87,25 +116,21 @@ cdef extern from *:
 
     /* Gains of the M eras of one candidate from the sums of its scanned side
        (qg, qh, qn) and the eras' totals (tg, th, tn) and total scores (ts):
-       the scanned side plays the left side. Writes gains[0 .. M-1], their
+       the scanned side plays the left side. Writes gains[0 .. M-1] and their
        sum into *gsum (four interleaved partial sums: era i in lane i mod 4,
-       lanes combined as (l0 + l1) + (l2 + l3)), and returns the sum of the
-       directions (negate it when the scanned side is the right one). */
+       lanes combined as (l0 + l1) + (l2 + l3)). */
     EB_MULTIVERSION
-    static int eb_era_gains(const double *qg, const double *qh,
-                            const double *qn, const double *tg,
-                            const double *th, const double *tn,
-                            const double *ts, double lam, int M,
-                            double *gains, double *gsum)
+    static void eb_era_gains(const double *qg, const double *qh,
+                             const double *qn, const double *tg,
+                             const double *th, const double *tn,
+                             const double *ts, double lam, int M,
+                             double *gains, double *gsum)
     {
-        int dsum = 0, i, d;
+        int i;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        for (i = 0; i < M; i++) {
-            gains[i] = eb_era_gain_direction(qg[i], qh[i], qn[i],
-                                             tg[i] - qg[i], th[i] - qh[i],
-                                             tn[i] - qn[i], ts[i], lam, &d);
-            dsum += d;
-        }
+        for (i = 0; i < M; i++)
+            gains[i] = eb_era_gain(qg[i], qh[i], qn[i], tg[i] - qg[i],
+                                   th[i] - qh[i], tn[i] - qn[i], ts[i], lam);
         for (i = 0; i + 4 <= M; i += 4) {
             s0 += gains[i]; s1 += gains[i + 1];
             s2 += gains[i + 2]; s3 += gains[i + 3];
@@ -115,16 +140,38 @@ cdef extern from *:
             else s2 += gains[i];
         }
         *gsum = (s0 + s1) + (s2 + s3);
+    }
+
+    /* The sum of the directions of the M eras of one candidate, from the
+       same sums as eb_era_gains (the scanned side plays the left side), and
+       without its divisions: what a candidate's |sum of directions| needs
+       before its gains are worth computing. */
+    EB_MULTIVERSION
+    static int eb_era_directions(const double *qg, const double *qh,
+                                 const double *qn, const double *tg,
+                                 const double *th, const double *tn,
+                                 double lam, int M)
+    {
+        int dsum = 0, i;
+        for (i = 0; i < M; i++)
+            dsum += eb_era_direction(qg[i], qh[i], qn[i], tg[i] - qg[i],
+                                     th[i] - qh[i], tn[i] - qn[i], lam);
         return dsum;
     }
     """
     double era_gain_direction "eb_era_gain_direction" (
         double GL, double HL, double nL, double GR, double HR, double nR,
         double score_parent, double lam, int *direction) noexcept nogil
-    int era_gains "eb_era_gains" (
+    void era_gains "eb_era_gains" (
         const double *qg, const double *qh, const double *qn, const double *tg,
         const double *th, const double *tn, const double *ts, double lam, int M,
         double *gains, double *gsum) noexcept nogil
+    int era_directions "eb_era_directions" (
+        const double *qg, const double *qh, const double *qn, const double *tg,
+        const double *th, const double *tn, double lam, int M) noexcept nogil
+    int era_direction "eb_era_direction" (
+        double GL, double HL, double nL, double GR, double HR, double nR,
+        double lam) noexcept nogil
 
 
 cdef inline double era_variance(const double *x, const signed char *ok,

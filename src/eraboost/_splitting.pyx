@@ -46,7 +46,8 @@ from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t,
                        uint8_t, uint32_t, int32_t, int64_t, in_bitset,
                        set_bitset, ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE,
                        RATE_SPREAD, ONE_THREAD_BELOW, ROWS_PER_THREAD)
-from ._criteria cimport (score, era_gains, era_gain_direction, boltzmann,
+from ._criteria cimport (score, era_gains, era_gain_direction, era_directions,
+                         era_direction, boltzmann,
                          value_change_variance, rate_spread)
 
 cdef extern from "_simd.h":
@@ -887,7 +888,7 @@ cdef class Splitter:
         cdef era_scratch_t *es = &fs.era
         cdef const pooled_t *cands = fs.cands
         cdef int E = nd.E, k, step = 0
-        cdef bint const_h = self.const_h, changed = False, first
+        cdef bint const_h = self.const_h, changed = False, first, scored
         cdef int64_t c
         cdef const double *bg
         cdef const double *bh
@@ -920,19 +921,30 @@ cdef class Splitter:
                     add_bin(qh, NULL if step == 0 else (ph if first else qh), bh, E)
                 first = False
                 step = step + 1
-            ev.qg = qg
-            ev.qh = qh
-            ev.qn = qn
-            ev.dsum = era_gains(qg, qh, qn, nd.tg, nd.th, nd.tn, nd.ts, self.lam,
-                                E, es.gains, &ev.gsum)
-            if not s.scanned_is_left:
-                ev.dsum = -ev.dsum
-            sc = self._score(s, &cands[k], nd, &ev, es)
-            if better(&sc, &best.sc, self.split_type) or (
-                    s.ties_to_later and sc.found
-                    and not better(&best.sc, &sc, self.split_type)):
-                keep(best, s, &cands[k], &sc)
-                changed = True
+            # directional: the directions first, without divisions; a
+            # candidate with fewer agreeing eras than the best cannot beat
+            # it, whatever its gains (docs/criteria.md), and is not scored
+            ev.dsum = 0
+            scored = True
+            if self.split_type == DIRECTIONAL:
+                ev.dsum = era_directions(qg, qh, qn, nd.tg, nd.th, nd.tn,
+                                         self.lam, E)
+                scored = (not best.sc.found or self._agreeing(
+                    ev.dsum, qg, qh, qn, nd) >= best.sc.dnum)
+            if scored:
+                ev.qg = qg
+                ev.qh = qh
+                ev.qn = qn
+                era_gains(qg, qh, qn, nd.tg, nd.th, nd.tn, nd.ts, self.lam, E,
+                          es.gains, &ev.gsum)
+                if not s.scanned_is_left:
+                    ev.dsum = -ev.dsum
+                sc = self._score(s, &cands[k], nd, &ev, es)
+                if better(&sc, &best.sc, self.split_type) or (
+                        s.ties_to_later and sc.found
+                        and not better(&best.sc, &sc, self.split_type)):
+                    keep(best, s, &cands[k], &sc)
+                    changed = True
             # this candidate's sums are the next one's start
             t = pg
             pg = qg
@@ -944,6 +956,19 @@ cdef class Splitter:
             pn = qn
             qn = t
         return changed
+
+    cdef inline int _agreeing(self, int dsum, const double *qg,
+                              const double *qh, const double *qn,
+                              const node_sums_t *nd) noexcept nogil:
+        """``_score``'s ``dnum`` of a candidate from ``dsum``, the sum of the
+        directions of all eras (``era_directions``), and its per-era sums:
+        the eras taking no part are taken out."""
+        cdef int i, e
+        for i in range(nd.n_out_split):
+            e = nd.out[i]
+            dsum -= era_direction(qg[e], qh[e], qn[e], nd.tg[e] - qg[e],
+                                  nd.th[e] - qh[e], nd.tn[e] - qn[e], self.lam)
+        return dsum if dsum >= 0 else -dsum
 
     cdef inline score_t _score(self, const scan_t *s, const pooled_t *p,
                                const node_sums_t *nd, const era_view_t *ev,
