@@ -46,8 +46,8 @@ from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t,
                        uint8_t, uint32_t, int32_t, int64_t, in_bitset,
                        set_bitset, ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE,
                        RATE_SPREAD, ONE_THREAD_BELOW, ROWS_PER_THREAD)
-from ._criteria cimport (score, era_gains, era_gain_direction, era_directions,
-                         era_direction, boltzmann,
+from ._criteria cimport (score, era_gains, era_directions, era_direction,
+                         boltzmann,
                          value_change_variance, rate_spread)
 
 cdef extern from "_simd.h":
@@ -207,7 +207,9 @@ cdef struct era_view_t:
     const double *qg     # (E,) scanned-side sums
     const double *qh
     const double *qn
-    int dsum             # sum of the directions d_e (left against right)
+    # directional only: sum of the directions d_e of the eras taking part
+    # (left against right)
+    int dsum
     double gsum          # sum of the gains (alpha = 0 in one division)
 
 
@@ -927,10 +929,9 @@ cdef class Splitter:
             ev.dsum = 0
             scored = True
             if self.split_type == DIRECTIONAL:
-                ev.dsum = era_directions(qg, qh, qn, nd.tg, nd.th, nd.tn,
-                                         self.lam, E)
-                scored = (not best.sc.found or self._agreeing(
-                    ev.dsum, qg, qh, qn, nd) >= best.sc.dnum)
+                ev.dsum = self._directions(qg, qh, qn, nd)
+                scored = (not best.sc.found
+                          or abs(ev.dsum) >= best.sc.dnum)
             if scored:
                 ev.qg = qg
                 ev.qh = qh
@@ -957,18 +958,20 @@ cdef class Splitter:
             qn = t
         return changed
 
-    cdef inline int _agreeing(self, int dsum, const double *qg,
-                              const double *qh, const double *qn,
-                              const node_sums_t *nd) noexcept nogil:
-        """``_score``'s ``dnum`` of a candidate from ``dsum``, the sum of the
-        directions of all eras (``era_directions``), and its per-era sums:
-        the eras taking no part are taken out."""
+    cdef inline int _directions(self, const double *qg, const double *qh,
+                                const double *qn,
+                                const node_sums_t *nd) noexcept nogil:
+        """The sum of the directions of the eras taking part, from a
+        candidate's per-era sums (the scanned side plays the left side):
+        all eras' (``era_directions``), less those taking no part."""
         cdef int i, e
+        cdef int dsum = era_directions(qg, qh, qn, nd.tg, nd.th, nd.tn,
+                                       self.lam, nd.E)
         for i in range(nd.n_out_split):
             e = nd.out[i]
             dsum -= era_direction(qg[e], qh[e], qn[e], nd.tg[e] - qg[e],
                                   nd.th[e] - qh[e], nd.tn[e] - qn[e], self.lam)
-        return dsum if dsum >= 0 else -dsum
+        return dsum
 
     cdef inline score_t _score(self, const scan_t *s, const pooled_t *p,
                                const node_sums_t *nd, const era_view_t *ev,
@@ -980,11 +983,11 @@ cdef class Splitter:
         minimum, the monotonic constraint, pooled progress (era criteria),
         then the criterion of ``split_type`` minus the invariance penalty.
         Only the eras taking part (``nd.present``) count: the others' gains
-        and directions are taken out of ``ev``'s sums (single-row eras have
-        none), their rows out of the penalty."""
+        are taken out of ``ev``'s sum (``ev.dsum`` counts only them already),
+        their rows out of the penalty."""
         cdef double GL = p.GL, HL = p.HL, GR = p.GR, HR = p.HR
         cdef double vL, vR, m = self.min_per_era, gsum
-        cdef int i, e, d, dsum, M = nd.M, E = nd.E
+        cdef int i, e, M = nd.M, E = nd.E
         cdef const double *lg
         cdef const double *lh
         cdef const double *ln
@@ -1011,24 +1014,17 @@ cdef class Splitter:
         c.gain = (score(GL, HL, self.lam) + score(GR, HR, self.lam)
                   - score(GL + GR, HL + HR, self.lam))
         gsum = ev.gsum
-        dsum = ev.dsum
         if self.split_type != ORIGINAL:
             if nd.n_out_split > 0:
                 gsum = 0.0
                 for i in range(M):
                     gsum += es.gains[nd.present[i]]
-                for i in range(nd.n_out_split):
-                    e = nd.out[i]
-                    era_gain_direction(ev.qg[e], ev.qh[e], ev.qn[e],
-                                       nd.tg[e] - ev.qg[e], nd.th[e] - ev.qh[e],
-                                       nd.tn[e] - ev.qn[e], nd.ts[e], self.lam, &d)
-                    dsum -= d if s.scanned_is_left else -d
             # pooled progress: against the per-era children's score
             if not (c.gain > 0.0
                     and c.gain > POOLED_PROGRESS_RTOL * (gsum + nd.ts_part)):
                 return c
         if self.split_type == DIRECTIONAL:
-            c.dnum = dsum if dsum >= 0 else -dsum
+            c.dnum = abs(ev.dsum)
             if c.dnum == 0:
                 return c
         if self.split_type == ORIGINAL:
