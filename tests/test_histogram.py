@@ -171,3 +171,15 @@ def test_any_row_order(const_h, order):
         np.testing.assert_array_equal(got["n"][6], ref["n"].sum(axis=0))
         if not const_h:
             np.testing.assert_allclose(got["h"][:6], ref["h"], rtol=1e-12, atol=1e-12)
+
+
+def test_size_is_the_last_offset_and_offsets_are_checked():
+    """The size is read through the typed view, not a negative index (the
+    module is compiled without wraparound: NumPy 2.5 answered ``offsets[-1]``
+    with an IndexError there, and every fit failed)."""
+    Xb, n_bins, g, h, eras = make_data(2, n_eras=3)
+    offsets = histogram_layout(n_bins, 3)
+    b = HistogramBuilder(Xb, n_bins, offsets, 3, eras, g, h, 1)
+    assert b.size == offsets[len(offsets) - 1]
+    with pytest.raises(ValueError, match="offsets has"):
+        HistogramBuilder(Xb, n_bins, offsets[:-1], 3, eras, g, h, 1)

@@ -236,7 +236,13 @@ cdef class HistogramBuilder:
         self.ordered_eras = np.empty(X_binned.shape[0] if n_eras > 1 else 1,
                                      dtype=np.int32)
         self.n_threads = n_threads
-        self.size = offsets[-1]
+        if self.offsets.shape[0] != self.n_features + 1:
+            raise ValueError(
+                f"offsets has {self.offsets.shape[0]} entries, expected "
+                f"n_features + 1 = {self.n_features + 1}")
+        # read through the typed view: the module is compiled without
+        # wraparound, so a negative index would not count from the end
+        self.size = self.offsets[self.n_features]
         self.nbytes = self.size * cell_bytes(self.hessians_are_constant)
         self._runs = np.zeros((3, n_eras + 1), dtype=np.int64)
 

@@ -1,3 +1,0 @@
-import os
-
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
