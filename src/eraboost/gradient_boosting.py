@@ -50,6 +50,7 @@ from ._eras import (
     era_train_val_split,
     warn_single_era,
 )
+from ._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
 from ._openmp import effective_n_threads
 from ._predictor import add_leaf_values
 from .binning import INT_DTYPES, BinMapper
@@ -798,23 +799,26 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         return state
 
     def _update_gradients(self, data, state, gradient, hessian, n_threads):
-        """Gradients (and hessians, unless constant) at the raw predictions."""
+        """Gradients (and hessians, unless constant) at the raw predictions,
+        on eraboost's own threads (:mod:`eraboost._loss_calls`)."""
         if self._loss.constant_hessian:
-            self._loss.gradient(
-                y_true=data.y,
-                raw_prediction=state.raw_predictions,
-                sample_weight=data.sample_weight,
-                gradient_out=gradient,
-                n_threads=n_threads,
+            loss_gradient(
+                self._loss,
+                data.y,
+                state.raw_predictions,
+                data.sample_weight,
+                gradient,
+                n_threads,
             )
         else:
-            self._loss.gradient_hessian(
-                y_true=data.y,
-                raw_prediction=state.raw_predictions,
-                sample_weight=data.sample_weight,
-                gradient_out=gradient,
-                hessian_out=hessian,
-                n_threads=n_threads,
+            loss_gradient_hessian(
+                self._loss,
+                data.y,
+                state.raw_predictions,
+                data.sample_weight,
+                gradient,
+                hessian,
+                n_threads,
             )
 
     def _grow_tree(
@@ -1117,21 +1121,11 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         n_threads=1,
     ):
         self.train_score_.append(
-            -self._loss(
-                y_true=y_train,
-                raw_prediction=raw_predictions,
-                sample_weight=sw_train,
-                n_threads=n_threads,
-            )
+            -mean_loss(self._loss, y_train, raw_predictions, sw_train, n_threads)
         )
         if self._use_validation_data:
             self.validation_score_.append(
-                -self._loss(
-                    y_true=y_val,
-                    raw_prediction=raw_predictions_val,
-                    sample_weight=sw_val,
-                    n_threads=n_threads,
-                )
+                -mean_loss(self._loss, y_val, raw_predictions_val, sw_val, n_threads)
             )
             return self._should_stop(self.validation_score_)
         return self._should_stop(self.train_score_)

@@ -1,0 +1,200 @@
+"""Nothing in the boosting loop runs parallel code of another OpenMP runtime.
+
+scikit-learn's wheel brings its own OpenMP runtime; eraboost's engine runs on
+the one it was built with. Inside the boosting loop the losses are called with
+``n_threads=1`` on chunks of rows in eraboost's own threads
+(``eraboost._loss_calls``), with the same values as one call.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from eraboost._openmp import run_in_chunks
+from sklearn._loss.loss import (
+    AbsoluteError,
+    BaseLoss,
+    HalfBinomialLoss,
+    HalfGammaLoss,
+    HalfMultinomialLoss,
+    HalfPoissonLoss,
+    HalfSquaredError,
+    PinballLoss,
+)
+
+from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from eraboost._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 7, 40, 41, 1000])
+@pytest.mark.parametrize("n_threads", [1, 2, 3, 16])
+def test_chunks_cover_every_row_once(n, n_threads):
+    seen = np.zeros(n, dtype=np.int64)
+
+    def fn(start, stop):
+        assert 0 <= start < stop <= n or n == 0
+        seen[start:stop] += 1
+
+    run_in_chunks(fn, n, n_threads)
+    np.testing.assert_array_equal(seen, 1)
+
+
+def test_an_error_in_a_chunk_is_raised():
+    def fn(start, stop):
+        if start > 0:
+            raise KeyError("chunk")
+
+    with pytest.raises(KeyError, match="chunk"):
+        run_in_chunks(fn, 1000, 2)
+
+
+def _targets(loss, rng, n):
+    if isinstance(loss, HalfMultinomialLoss):
+        return rng.randint(0, 3, n).astype(np.float64)
+    if isinstance(loss, HalfBinomialLoss):
+        return rng.randint(0, 2, n).astype(np.float64)
+    if isinstance(loss, (HalfPoissonLoss, HalfGammaLoss)):
+        return rng.gamma(2.0, size=n) + 0.1
+    return rng.normal(size=n)
+
+
+LOSSES = [
+    HalfSquaredError,
+    AbsoluteError,
+    lambda sample_weight: PinballLoss(sample_weight=sample_weight, quantile=0.3),
+    HalfPoissonLoss,
+    HalfGammaLoss,
+    HalfBinomialLoss,
+    lambda sample_weight: HalfMultinomialLoss(sample_weight=sample_weight, n_classes=3),
+]
+
+
+@pytest.mark.parametrize("make_loss", LOSSES)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("n_threads", [1, 2, 5])
+def test_chunked_losses_equal_one_call(make_loss, weighted, n_threads):
+    rng = np.random.RandomState(0)
+    n = 1001
+    sw = rng.uniform(0.5, 2.0, n) if weighted else None
+    loss = make_loss(sample_weight=sw)
+    y = _targets(loss, rng, n)
+    k = getattr(loss, "n_classes", 1) if loss.is_multiclass else 1
+    gradient, hessian = loss.init_gradient_and_hessian(n, np.float32, "F")
+    raw = np.asfortranarray(rng.normal(scale=0.5, size=(n, k)))
+
+    g_ref, h_ref = gradient.copy(), hessian.copy()
+    if loss.constant_hessian:
+        loss.gradient(y, raw, sw, gradient_out=g_ref, n_threads=1)
+        loss_gradient(loss, y, raw, sw, gradient, n_threads)
+    else:
+        loss.gradient_hessian(
+            y, raw, sw, gradient_out=g_ref, hessian_out=h_ref, n_threads=1
+        )
+        loss_gradient_hessian(loss, y, raw, sw, gradient, hessian, n_threads)
+    np.testing.assert_array_equal(gradient, g_ref)
+    np.testing.assert_array_equal(hessian, h_ref)
+    assert mean_loss(loss, y, raw, sw, n_threads) == loss(y, raw, sw, n_threads=1)
+
+
+@pytest.fixture
+def loss_threads(monkeypatch):
+    """Record the ``n_threads`` of every call into a scikit-learn loss."""
+    calls = []
+    for name in ("loss", "gradient", "gradient_hessian", "loss_gradient", "__call__"):
+        original = getattr(BaseLoss, name)
+
+        def spy(self, *args, _original=original, _name=name, **kwargs):
+            calls.append((_name, kwargs.get("n_threads", 1)))
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(BaseLoss, name, spy)
+
+    return calls
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: HistGradientBoostingRegressor(
+            max_iter=4, early_stopping=True, n_iter_no_change=100
+        ),
+        lambda: HistGradientBoostingRegressor(
+            loss="poisson", max_iter=4, early_stopping=True, n_iter_no_change=100
+        ),
+        lambda: HistGradientBoostingClassifier(
+            max_iter=4, early_stopping=True, n_iter_no_change=100
+        ),
+    ],
+)
+@pytest.mark.parametrize("classes", [2, 3])
+def test_the_loop_calls_losses_on_one_thread(loss_threads, make, classes):
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(3000, 4))
+    model = make()
+    if isinstance(model, HistGradientBoostingClassifier):
+        y = rng.randint(0, classes, 3000)
+    else:
+        y = np.exp(X[:, 0]) + rng.uniform(size=3000)
+    model.fit(X, y, sample_weight=rng.uniform(0.5, 1.5, 3000))
+    names = {name for name, _ in loss_threads}
+    assert "loss" in names and names & {"gradient", "gradient_hessian"}
+    assert {n for _, n in loss_threads} == {1}
+
+
+def test_no_thread_of_another_runtime_is_started(tmp_path):
+    """In a fresh process with two OpenMP threads: a parallel call into
+    scikit-learn's runtime starts a worker thread of its own; a fit starts
+    none (eraboost's workers are started before the count)."""
+    script = textwrap.dedent(
+        """
+        import os, sys
+        import numpy as np
+        import scipy.special, sklearn.metrics
+        from sklearn._loss.loss import HalfSquaredError
+        from eraboost import HistGradientBoostingRegressor
+        from eraboost.binning import BinMapper
+        from eraboost._openmp import effective_n_threads, run_in_chunks
+
+        def threads():
+            return len(os.listdir("/proc/self/task"))
+
+        rng = np.random.RandomState(0)
+        X = rng.normal(size=(20000, 5))
+        y = X[:, 0] + rng.normal(size=20000)
+        BinMapper().fit_transform(X)
+        run_in_chunks(lambda a, b: None, 100, 2)
+        before = threads()
+        if sys.argv[1] == "fit":
+            HistGradientBoostingRegressor(
+                max_iter=3, early_stopping=True, n_iter_no_change=100
+            ).fit(X, y)
+        else:
+            HalfSquaredError().gradient(
+                y, np.zeros_like(y), gradient_out=np.empty_like(y), n_threads=2
+            )
+        print(effective_n_threads(), threads() - before)
+        """
+    )
+    path = tmp_path / "count.py"
+    path.write_text(script)
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    out = {}
+    for what in ("fit", "sklearn"):
+        res = subprocess.run(
+            [sys.executable, str(path), what],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert res.returncode == 0, res.stderr
+        out[what] = [int(v) for v in res.stdout.split()]
+    if out["fit"][0] < 2:
+        pytest.skip("one CPU: no parallel region to count")
+    # the counter sees another runtime's worker...
+    assert out["sklearn"][1] >= 1
+    # ...and a fit starts none
+    assert out["fit"][1] == 0
