@@ -1,6 +1,6 @@
-"""Fit time and peak memory, side by side: scikit-learn, LightGBM, eraboost
-(``original``, ``era``, ``directional``) and the era-splitting peer
-``erasplit`` 1.0.9.
+"""Fit time and peak memory, side by side: scikit-learn, LightGBM, XGBoost
+(``hist``), eraboost (``original``, ``era``, ``directional``) and the
+era-splitting peer ``erasplit`` 1.0.9.
 
 Every fit runs in a fresh Python process (its peak RSS, from
 ``getrusage(RUSAGE_SELF).ru_maxrss``, is that fit's, data included), the
@@ -10,8 +10,14 @@ repeat, so that slow phases of a busy machine hit both sides.
 
 Usage::
 
-    OMP_WAIT_POLICY=passive python benchmarks/compare.py --repeats 5 \\
+    python benchmarks/compare.py --repeats 5 \\
         --peer-python /work/venv-erasplit/bin/python
+
+    # one case at 1, 2 and 16 threads
+    python benchmarks/compare.py --cases int8 --threads 1,2,16
+
+    # the same fits under OMP_WAIT_POLICY=passive (labelled so in the table)
+    python benchmarks/compare.py --cases float --wait-policy passive
 
     # quick smoke run, one case, one repeat
     python benchmarks/compare.py --quick --cases peer --repeats 1
@@ -43,7 +49,16 @@ Cases (``--cases``, comma-separated; default all but ``numerai``):
   learning rate 0.01, depth 5, 32 leaves, ``colsample_bytree=0.1``, against
   LightGBM with the same parameters (scikit-learn has no column sampling).
 
-Early stopping is off everywhere; OpenMP and LightGBM use all CPUs.
+* ``small-float``: 30,000 x 10 float64 features, 20 eras, 100 trees of 31
+  leaves, one thread: a small panel with continuous features.
+
+Early stopping is off everywhere. Every library uses all CPUs, or the
+``--threads`` given (``OMP_NUM_THREADS`` for scikit-learn and eraboost,
+``n_jobs`` for LightGBM and XGBoost). The children run in the environment
+this script runs in, with the OpenMP defaults users have; ``--wait-policy``
+sets ``OMP_WAIT_POLICY`` for them and the table says so. XGBoost grows the
+same trees as the others: ``grow_policy="lossguide"``, ``max_leaves``,
+``max_bin=255``, ``reg_lambda=0``.
 """
 
 import argparse
@@ -74,6 +89,7 @@ X, y, eras = make_data(spec["kind"], spec["n"], spec["p"], n_eras)
 lib, extra = spec["lib"], spec["extra"]
 lr, depth = spec.get("lr", 0.1), spec.get("max_depth")
 colsample = spec.get("colsample", 1.0)
+threads = spec.get("threads") or os.cpu_count()
 common = dict(max_iter=spec["iters"], learning_rate=lr, max_depth=depth,
               max_leaf_nodes=spec["leaves"], early_stopping=False)
 if lib == "sklearn":
@@ -87,8 +103,17 @@ elif lib == "lightgbm":
                         max_bin=255, min_child_samples=20, min_child_weight=1e-3,
                         reg_lambda=0.0, subsample=1.0,
                         colsample_bytree=colsample,
-                        n_jobs=os.cpu_count(), force_col_wise=True,
+                        n_jobs=threads, force_col_wise=True,
                         verbose=-1, random_state=0)
+    fit = lambda: est.fit(X, y)
+elif lib == "xgboost":
+    from xgboost import XGBRegressor
+    est = XGBRegressor(n_estimators=spec["iters"], learning_rate=lr,
+                       tree_method="hist", grow_policy="lossguide",
+                       max_leaves=spec["leaves"], max_depth=depth or 0,
+                       max_bin=255, min_child_weight=1e-3, reg_lambda=0.0,
+                       subsample=1.0, colsample_bytree=colsample,
+                       n_jobs=threads, random_state=0)
     fit = lambda: est.fit(X, y)
 elif lib == "eraboost":
     from eraboost import HistGradientBoostingRegressor
@@ -102,7 +127,7 @@ elif lib == "eraboost":
 elif lib == "erasplit":
     from erasplit.ensemble import EraHistGradientBoostingRegressor
     est = EraHistGradientBoostingRegressor(**common, random_state=0,
-                                           n_jobs=os.cpu_count(), **extra)
+                                           n_jobs=threads, **extra)
     fit = lambda: est.fit(X, y, eras)
 rss_data = rss_now_mb()
 warnings.simplefilter("ignore")
@@ -172,6 +197,15 @@ FULL = {
         "leaves": 31,
         "eras": [570],
     },
+    "small-float": {
+        "n": 30_000,
+        "p": 10,
+        "kind": "float",
+        "iters": 100,
+        "leaves": 31,
+        "eras": [20],
+        "threads": 1,
+    },
     "numerai-example": {
         "n": 500_000,
         "p": 300,
@@ -193,6 +227,7 @@ QUICK = {
     "peer": {"n": 102_400, "iters": 10},
     "numerai": {"n": 270_000, "p": 100, "iters": 10, "eras": [57]},
     "numerai-example": {"n": 50_000, "iters": 20, "eras": [20]},
+    "small-float": {"n": 10_000, "iters": 20},
 }
 # the estimator the "vs ..." columns compare with
 BASELINE = {"numerai-example": "lightgbm"}
@@ -265,6 +300,7 @@ def _runs_of_case(case, quick, peer_python):
         out += [
             ("sklearn", dict(base, lib="sklearn", extra={})),
             ("lightgbm", dict(base, lib="lightgbm", extra={})),
+            ("xgboost", dict(base, lib="xgboost", extra={})),
         ]
     out.append(
         ("eraboost original", dict(base, lib="eraboost", extra=ERA_TYPES["original"]))
@@ -290,7 +326,12 @@ def _runs_of_case(case, quick, peer_python):
 
 
 def run_one(spec, python):
-    env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    env = dict(os.environ)
+    env.pop("OMP_WAIT_POLICY", None)
+    if spec.get("wait_policy"):
+        env["OMP_WAIT_POLICY"] = spec["wait_policy"]
+    if spec.get("threads"):
+        env["OMP_NUM_THREADS"] = str(spec["threads"])
     proc = subprocess.run(
         [python, "-c", CHILD, json.dumps(spec), str(Path(__file__).resolve().parent)],
         capture_output=True,
@@ -303,6 +344,22 @@ def run_one(spec, python):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def with_threads(runs, threads, wait_policy):
+    """Every run at each of the ``threads`` (comma-separated) counts, and
+    under ``wait_policy``."""
+    out = []
+    counts = [int(t) for t in threads.split(",")] if threads else [None]
+    for t in counts:
+        for label, spec in runs:
+            spec = dict(spec)
+            if t is not None:
+                spec["threads"] = t
+            if wait_policy:
+                spec["wait_policy"] = wait_policy
+            out.append((label, spec))
+    return out
+
+
 def key(rec):
     return (
         rec["case"],
@@ -310,6 +367,8 @@ def key(rec):
         rec["n_eras"],
         rec.get("quick", False),
         rec["iters"],
+        rec.get("threads"),
+        rec.get("wait_policy"),
         rec["repeat"],
     )
 
@@ -340,7 +399,14 @@ def table(records, quick):
         gkey = (
             (r["case"],)
             if r["case"] == "growth"
-            else (r["case"], r["n"], r["p"], r["iters"])
+            else (
+                r["case"],
+                r["n"],
+                r["p"],
+                r["iters"],
+                r.get("threads"),
+                r.get("wait_policy"),
+            )
         )
         groups.setdefault(gkey, {}).setdefault((r["label"], r["n_eras"]), []).append(r)
     targets = []
@@ -356,8 +422,10 @@ def table(records, quick):
                 ("lr", "learning rate"),
                 ("colsample", "colsample_bytree"),
                 ("era_params", "era criteria with"),
+                ("threads", "threads"),
+                ("wait_policy", "OMP_WAIT_POLICY"),
             ]
-            if k in first
+            if first.get(k)
         )
         lines.append(
             f"\n**{case}**: {first['n']:,} x {first['p']} "
@@ -366,16 +434,18 @@ def table(records, quick):
         )
         base = BASELINE.get(case, "sklearn")
         lines.append(
-            f"| estimator | eras | fit (s) | vs {base} | vs eraboost "
+            f"| estimator | eras | fit (s) | vs {base} | vs xgboost | vs eraboost "
             f"original | vs erasplit | peak RSS (MB) | RSS vs {base} | "
             "RSS vs eraboost original | runs |"
         )
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         sk = g.get((base, 1))
+        xgb = g.get(("xgboost", 1))
         for (label, m), rs in sorted(g.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             t = statistics.median(r["fit_s"] for r in rs)
             mem = statistics.median(r["peak_rss_mb"] for r in rs)
             vs_sk = median_ratio(rs, rs, sk, "fit_s") if sk else None
+            vs_xgb = median_ratio(rs, rs, xgb, "fit_s") if xgb else None
             mem_sk = median_ratio(rs, rs, sk, "peak_rss_mb") if sk else None
             orig = g.get(("eraboost original", m)) or g.get(("eraboost original", 1))
             vs_orig = mem_orig = None
@@ -388,13 +458,22 @@ def table(records, quick):
                 if peer:
                     vs_peer = median_ratio(rs, rs, peer, "fit_s")
             lines.append(
-                f"| {label} | {m} | {t:.2f} | {fmt(vs_sk)} | "
+                f"| {label} | {m} | {t:.2f} | {fmt(vs_sk)} | {fmt(vs_xgb)} | "
                 f"{fmt(vs_orig)} | {fmt(vs_peer, 'x', 3)} | {mem:.0f} | "
                 f"{fmt(mem_sk)} | {fmt(mem_orig)} | {len(rs)} |"
             )
             targets += check_targets(
                 case, label, m, vs_sk, vs_orig, vs_peer, mem_sk, mem_orig
             )
+            if (
+                case in ("int8", "float")
+                and label == "eraboost original"
+                and m == 1
+                and vs_xgb is not None
+            ):
+                targets.append(
+                    (f"{case}: original time / xgboost <= 1.0", vs_xgb, vs_xgb <= 1.0)
+                )
     if ("growth",) in groups:
         lines += growth_table(groups[("growth",)])
     if targets:
@@ -544,6 +623,18 @@ def main(argv=None):
         default=None,
         help="python of a virtualenv with erasplit==1.0.9 (skipped if absent)",
     )
+    ap.add_argument(
+        "--threads",
+        default=None,
+        help="comma-separated thread counts: run every case at each "
+        "(default: the case's own, else all CPUs)",
+    )
+    ap.add_argument(
+        "--wait-policy",
+        default=None,
+        choices=["passive", "active"],
+        help="OMP_WAIT_POLICY for the fits (default: unset, as users run)",
+    )
     ap.add_argument("--out", default="bench_results/compare.jsonl")
     ap.add_argument("--table-only", action="store_true")
     args = ap.parse_args(argv)
@@ -562,6 +653,7 @@ def main(argv=None):
     if not args.table_only:
         for case in args.cases.split(","):
             runs = runs_of_case(case, args.quick, peer, args.max_iter)
+            runs = with_threads(runs, args.threads, args.wait_policy)
             if args.only:
                 runs = [(lab, s) for lab, s in runs if re.search(args.only, lab)]
             for rep in range(args.repeats):
@@ -584,7 +676,8 @@ def main(argv=None):
                     failed += "fit_s" not in rec
                     print(
                         f"  {case:<7} rep {rep + 1}/{args.repeats} "
-                        f"{label:<22} eras={spec['n_eras']:<5} {msg}",
+                        f"{label:<22} eras={spec['n_eras']:<5} "
+                        f"threads={spec.get('threads') or os.cpu_count()} {msg}",
                         file=sys.stderr,
                         flush=True,
                     )

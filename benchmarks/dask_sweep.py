@@ -3,7 +3,7 @@ LocalCluster through joblib's Dask backend, and whether their results agree.
 
 Usage::
 
-    OMP_WAIT_POLICY=passive python benchmarks/dask_sweep.py --workers 2
+    python benchmarks/dask_sweep.py --workers 2
 
 Local runs use every core through OpenMP; each Dask worker is one process
 with one thread (``OMP_NUM_THREADS=1``). On a multi-machine cluster, pass
@@ -78,7 +78,7 @@ def main():
             processes=True,
             host="127.0.0.1",
             dashboard_address=None,
-            env={"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "passive"},
+            env={"OMP_NUM_THREADS": "1"},
         )
         client = Client(cluster)
     try:

@@ -8,7 +8,7 @@ holding out 10% of the eras, so only the scoring differs.
 
 Usage::
 
-    OMP_WAIT_POLICY=passive python benchmarks/early_stopping.py --repeats 5
+    python benchmarks/early_stopping.py --repeats 5
 
 The data are those of ``compare.py``'s ``numerai-example`` case: 500,000 x
 300 int8 features (0..4), 200 eras, learning rate 0.01, depth 5, 32 leaves,
@@ -58,7 +58,7 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=500_000)
     args = ap.parse_args(argv)
     spec = dict(n=args.rows, p=300, n_eras=200, trees=args.trees)
-    env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    env = dict(os.environ)
     times = {s: [] for s in SCORERS}
     for rep in range(args.repeats):
         for scoring in SCORERS:

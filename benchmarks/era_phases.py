@@ -10,9 +10,9 @@ what the per-era machinery costs from what the trees' shape costs.
 
 Usage::
 
-    OMP_WAIT_POLICY=passive python benchmarks/era_phases.py --kind int5 \\
+    python benchmarks/era_phases.py --kind int5 \\
         --rows 1000000 --features 100 --trees 100 --leaves 31 --eras 16,256,1024
-    OMP_WAIT_POLICY=passive python benchmarks/era_phases.py --kind float \\
+    python benchmarks/era_phases.py --kind float \\
         --rows 200000 --features 50 --trees 50 --leaves 32 --eras 64
 
 One process, one fit each: read the phase shares, not small differences in

@@ -11,7 +11,8 @@ Every table of docs/experiments.md comes from one of these commands::
     python benchmarks/experiments.py stall
     python benchmarks/experiments.py alphas
 
-(each with ``OMP_WAIT_POLICY=passive`` set in the environment).
+(the figures in docs/experiments.md were run with ``OMP_WAIT_POLICY=passive``;
+the results do not depend on it, only the time does).
 
 * ``papers``: the era-splitting paper's shifted sine and synthetic
   memorization with its protocol (random configurations from its Table 2,

@@ -18,8 +18,8 @@ and scikit-learn). Times are medians of ``--repeats`` fits.
 
 Usage::
 
-    OMP_WAIT_POLICY=passive python benchmarks/forests.py --part irf --seeds 3
-    OMP_WAIT_POLICY=passive python benchmarks/forests.py --part trt \\
+    python benchmarks/forests.py --part irf --seeds 3
+    python benchmarks/forests.py --part trt \\
         --peer-python /path/to/venv/bin/python
 """
 

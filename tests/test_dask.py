@@ -29,7 +29,7 @@ def client():
         dashboard_address=None,
         # one OpenMP thread per worker on a small machine; results do not
         # depend on the thread count
-        env={"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "passive"},
+        env={"OMP_NUM_THREADS": "1"},
     )
     try:
         with Client(cluster) as c:

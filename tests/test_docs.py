@@ -44,7 +44,7 @@ def test_blocks_found():
 def test_block_runs(page, number, source, tmp_path):
     script = tmp_path / "block.py"
     script.write_text(source)
-    env = dict(os.environ, OMP_WAIT_POLICY="passive", MPLBACKEND="Agg")
+    env = dict(os.environ, MPLBACKEND="Agg")
     proc = subprocess.run(
         [sys.executable, str(script)],
         cwd=tmp_path,

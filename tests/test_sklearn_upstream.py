@@ -188,7 +188,7 @@ def test_upstream_files_exist_and_name_the_deselected_tests():
 def test_sklearn_upstream_hgb_tests_pass_on_eraboost(tmp_path):
     write_upstream_tests(tmp_path)
     report = tmp_path / "report.xml"
-    env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    env = dict(os.environ)
     env.pop("PYTEST_ADDOPTS", None)
     proc = subprocess.run(
         [

@@ -1,6 +1,6 @@
 """Fit time and peak memory per split type and era count; predict time.
 
-Run from ``asv_benchmarks/``: ``OMP_WAIT_POLICY=passive asv run --quick``.
+Run from ``asv_benchmarks/``: ``asv run --quick`` (OpenMP defaults, as users run).
 """
 
 import numpy as np

@@ -1,7 +1,7 @@
 """Fit time of the invariant forests: shallow trees on many rows (the Time
 Robust Forest setting) and deep trees on few rows (the IRF setting).
 
-Run from ``asv_benchmarks/``: ``OMP_WAIT_POLICY=passive asv run --quick``.
+Run from ``asv_benchmarks/``: ``asv run --quick`` (OpenMP defaults, as users run).
 """
 
 import numpy as np
