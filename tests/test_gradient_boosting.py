@@ -11,7 +11,7 @@ from eraboost._openmp import effective_n_threads
 from threadpoolctl import threadpool_limits
 
 from eraboost import HistGradientBoostingRegressor
-from eraboost._eras import check_eras, era_train_val_split
+from eraboost._eras import check_eras, era_train_val_split, label_list
 
 
 @pytest.fixture
@@ -37,6 +37,33 @@ def test_bad_eras(data, eras, match):
     X, y, _ = data
     with pytest.raises(ValueError, match=match):
         HistGradientBoostingRegressor(split_type="era").fit(X, y, eras=eras)
+
+
+@pytest.mark.parametrize(
+    "make", [list, tuple, lambda v: np.array(v, dtype=object)], ids=str
+)
+def test_mixed_type_eras_are_one_error(make):
+    """``[1, "1", ...]``: a list once became one era (numpy made strings of
+    every label) while the object array was refused; both are refused alike."""
+    labels = make([1, "1"] * 2)
+    with pytest.raises(ValueError) as exc:
+        check_eras(labels, 4)
+    assert str(exc.value) == (
+        "eras labels cannot be compared with each other ('<' not supported "
+        "between instances of 'str' and 'int'); use labels of one type."
+    )
+    with pytest.raises(ValueError, match="use labels of one type"):
+        check_eras(make([b"a", "a", "b", "b"]), 4)
+    # labels of one type keep their own dtype
+    codes, uniq = check_eras(make(["b", "a", "b", "a"]), 4)
+    np.testing.assert_array_equal(codes, [1, 0, 1, 0])
+    assert list(uniq) == ["a", "b"]
+
+
+def test_label_list_is_capped():
+    assert label_list(np.array(["apple", "banana"])) == "['apple', 'banana']"
+    assert label_list(np.arange(3)) == "[0, 1, 2]"
+    assert label_list(range(25), limit=3) == "[0, 1, 2, ... and 22 more]"
 
 
 def test_bad_split_type_and_alpha(data):
@@ -377,4 +404,5 @@ def test_error_listing_classes_is_bounded():
         era_train_val_split(codes, 0.1, 0, y=y)
     msg = str(exc.value)
     assert "2000 class(es) occur in a single era" in msg
-    assert "(2000 in all)" in msg and len(msg) < 400
+    assert "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ... and 1990 more]" in msg
+    assert len(msg) < 400

@@ -542,6 +542,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         -------
         data : _FitData
         """
+        if warm:
+            # the trees of the first fit read its columns: a warm start on
+            # other columns would read outside X (scikit-learn's message)
+            validate_data(self, X, skip_check_array=True, reset=False)
         X = self._check_X(X, reset=True)
         y = self._encode_y(self._check_y(y))
         check_consistent_length(X, y)
@@ -650,6 +654,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 self.validation_fraction,
                 int(self._random_seed % (2**32)),
                 y=y if is_classifier(self) else None,
+                classes=getattr(self, "classes_", None),
             )
             train = ~val
             check_validation_size(
