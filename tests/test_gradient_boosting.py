@@ -8,9 +8,11 @@ import warnings
 import numpy as np
 import pytest
 from eraboost._openmp import effective_n_threads
+from sklearn._loss.loss import HalfSquaredError
+from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 from threadpoolctl import threadpool_limits
 
-from eraboost import HistGradientBoostingRegressor
+from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from eraboost._eras import check_eras, era_train_val_split, label_list
 
 
@@ -406,3 +408,43 @@ def test_error_listing_classes_is_bounded():
     assert "2000 class(es) occur in a single era" in msg
     assert "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ... and 1990 more]" in msg
     assert len(msg) < 400
+
+
+def test_huge_weights_and_targets_are_clear_errors():
+    """sample_weight=1e308 gave NaN predictions and probabilities, a target
+    of 1e150 a constant, all silently: now a ValueError before training,
+    with a backstop for non-finite gradients during it."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 4))
+    y = X[:, 0] + rng.normal(size=300)
+    huge = np.full(300, 1e308)
+    with pytest.raises(ValueError, match=r"sample_weight has values up to 1e\+308"):
+        HistGradientBoostingRegressor(max_iter=3).fit(X, y, sample_weight=huge)
+    with pytest.raises(ValueError, match="Divide the weights by their maximum"):
+        HistGradientBoostingClassifier(max_iter=3).fit(X, y > 0, sample_weight=huge)
+    est = HistGradientBoostingRegressor(max_iter=3, early_stopping=True)
+    with pytest.raises(ValueError, match="sample_weight_val has values up to"):
+        est.fit(X, y, X_val=X, y_val=y, sample_weight_val=huge)
+    for loss in ("squared_error", "poisson"):
+        with pytest.raises(ValueError, match=r"y has values up to .*e\+150"):
+            HistGradientBoostingRegressor(loss=loss, max_iter=3).fit(
+                X, np.abs(y) * 1e150
+            )
+    with pytest.raises(ValueError, match=r"times sample_weight up to 1e\+38"):
+        HistGradientBoostingRegressor(max_iter=3).fit(
+            X, y, sample_weight=np.full(300, 1e38)
+        )
+    # the backstop: a loss object is not checked beforehand
+    est = HistGradientBoostingRegressor(loss=HalfSquaredError(), max_iter=3)
+    with (
+        pytest.raises(ValueError, match="of iteration 1 are not finite"),
+        np.errstate(all="ignore"),
+    ):
+        est.fit(X, y * 1e150)
+    # bounded gradients: large targets fit (as scikit-learn fits them)
+    for loss in ("absolute_error", "gamma"):
+        target = np.exp(y) * 1e150
+        ours = HistGradientBoostingRegressor(loss=loss, max_iter=3).fit(X, target)
+        theirs = SkHGBR(loss=loss, max_iter=3).fit(X, target)
+        np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-9)
+        assert np.ptp(ours.predict(X)) > 0
