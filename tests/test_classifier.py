@@ -353,8 +353,14 @@ def test_class_in_a_single_era_is_a_clear_error():
     y = y.copy()
     y[eras == 5] = 2  # class 2 lives in era 5 only
     est = HistGradientBoostingClassifier(max_iter=5, early_stopping=True)
-    with pytest.raises(ValueError, match=r"1 class\(es\) occur in a single era \(2\)"):
+    with pytest.raises(ValueError, match=r"1 class\(es\) occur in a single era: \[2\]"):
         est.fit(X, y, eras=eras)
+    # string classes: the message names the labels, not their codes
+    names = np.array(["apple", "banana", "cherry"])[y]
+    with pytest.raises(
+        ValueError, match=r"1 class\(es\) occur in a single era: \['cherry'\]\."
+    ):
+        est.fit(X, names, eras=eras)
     # an external validation set avoids the internal split
     est.fit(X, y, eras=eras, X_val=X[:100], y_val=y[:100])
 
@@ -456,6 +462,33 @@ def test_warm_start_errors():
     # warm_start=False starts afresh on other data
     est.set_params(warm_start=False).fit(X[:-1], y[:-1], eras=eras[:-1])
     assert est.n_iter_ == 7
+
+
+@pytest.mark.parametrize(
+    "Est", [HistGradientBoostingClassifier, HistGradientBoostingRegressor]
+)
+def test_warm_start_on_other_columns_is_refused(Est):
+    """A warm start on fewer (or more) columns than the first fit is refused
+    with scikit-learn's message, and leaves the model as it was (its trees
+    read 50 columns: on one, predict read outside X)."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(400, 50))
+    y = (X[:, 0] + X[:, 30] > 0).astype(int)
+    est = Est(max_iter=5, warm_start=True, early_stopping=False).fit(X, y)
+    before = est.predict(X)
+    est.set_params(max_iter=10)
+    name = Est.__name__
+    for cols in (X[:, :1], np.hstack([X, X[:, :2]])):
+        with pytest.raises(
+            ValueError,
+            match=f"X has {cols.shape[1]} features, but {name} is expecting "
+            "50 features as input",
+        ):
+            est.fit(cols, y)
+    assert est.n_iter_ == 5 and est.n_features_in_ == 50
+    np.testing.assert_array_equal(est.predict(X), before)
+    est.fit(X, y)  # the same columns again: it continues
+    assert est.n_iter_ == 10
 
 
 def test_regressor_warm_start_matches_sklearn():

@@ -1,5 +1,6 @@
 """The command line: train, predict, report, Ctrl-C, bad input."""
 
+import ast
 import csv
 import os
 import pickle
@@ -25,6 +26,7 @@ from eraboost import (
     cli,
     load_model,
 )
+from eraboost.cli import INTERRUPTED
 from eraboost.demo import make_era_data
 from eraboost.metrics import era_scores, era_summary
 
@@ -889,3 +891,306 @@ def test_default_features_and_csv_integers(data, tmp_path, seen):
     assert load_model(tmp_path / "m.skops", return_metadata=True)[1]["features"] == (
         FEATURES
     )
+
+
+# -- issue 28: inputs from elsewhere --------------------------------------------
+def _one_error_line(res):
+    assert res.returncode == 1, res.stderr
+    assert "Traceback" not in res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("eraboost: error: ")
+    return lines[0]
+
+
+def test_out_is_never_an_input(data, tmp_path):
+    """--out naming an input file, directly, by another spelling, through a
+    symbolic link or a hard link, is refused before anything is written."""
+    d, _, _ = data
+    train = tmp_path / "train.parquet"
+    train.write_bytes((d / "train.parquet").read_bytes())
+    (tmp_path / "other.parquet").write_bytes(train.read_bytes())
+    original = train.read_bytes()
+    (tmp_path / "sub").mkdir()
+    os.symlink(train, tmp_path / "link.parquet")
+    os.link(train, tmp_path / "hard.parquet")
+    model = tmp_path / "m.skops"
+    assert run(_train_args(model, "--param", "max_iter=2"), d).returncode == 0
+    model_bytes = model.read_bytes()
+    for out in (
+        "train.parquet",
+        "./sub/../train.parquet",
+        tmp_path / "train.parquet",
+        "link.parquet",
+        "hard.parquet",
+    ):
+        res = run(_train_args(out, "--param", "max_iter=2"), tmp_path)
+        line = _one_error_line(res)
+        assert f"--out {out} is the input DATA train.parquet" in line
+        assert "writing there would destroy it" in line
+        res = run(
+            [
+                *("train", "other.parquet", "--target", "target", "--era", "era"),
+                *("--validation-data", out, "--out", out),
+            ],
+            tmp_path,
+        )
+        assert "is the input" in _one_error_line(res)
+        res = run(["predict", model, "train.parquet", "--out", out], tmp_path)
+        assert "is the input DATA train.parquet" in _one_error_line(res)
+        assert train.read_bytes() == original
+    # predict over the model file itself
+    for out in (model, tmp_path / "model-link.parquet"):
+        if out != model:
+            os.symlink(model, out)
+        res = run(["predict", model, "train.parquet", "--out", out], tmp_path)
+        assert "is the input MODEL" in _one_error_line(res)
+        assert model.read_bytes() == model_bytes
+    # report: an input inside the output folder, under a report file's name
+    rep = tmp_path / "rep"
+    rep.mkdir()
+    pq.read_table(train).to_pandas().to_csv(rep / "era_scores.csv", index=False)
+    table = (rep / "era_scores.csv").read_bytes()
+    res = run(["report", model, rep / "era_scores.csv", "--out", rep], tmp_path)
+    assert "is the input DATA" in _one_error_line(res)
+    assert (rep / "era_scores.csv").read_bytes() == table
+    assert sorted(os.listdir(rep)) == ["era_scores.csv"]
+    assert sorted(os.listdir(tmp_path)) == [
+        "hard.parquet",
+        "link.parquet",
+        "m.skops",
+        "model-link.parquet",
+        "other.parquet",
+        "rep",
+        "sub",
+        "train.parquet",
+    ]
+
+
+def test_train_out_in_a_missing_folder(data, tmp_path):
+    d, _, _ = data
+    out = tmp_path / "absent" / "m.skops"
+    line = _one_error_line(run(_train_args(out, "--param", "max_iter=2"), d))
+    assert f"cannot write the model to {out}" in line
+    assert not (tmp_path / "absent").exists()
+
+
+def test_report_of_a_model_named_era(data, tmp_path):
+    """A model file era.skops: era_scores.csv had the header era,...,era."""
+    d, _, _ = data
+    for name in ("era", "original"):
+        res = run(_train_args(tmp_path / f"{name}.skops", "--param", "max_iter=2"), d)
+        assert res.returncode == 0, res.stderr
+    res = run(
+        [
+            "report",
+            tmp_path / "era.skops",
+            tmp_path / "original.skops",
+            tmp_path / "era.skops",
+            "test.parquet",
+            "--out",
+            tmp_path / "rep",
+        ],
+        d,
+    )
+    assert res.returncode == 0, res.stderr
+    with open(tmp_path / "rep" / "era_scores.csv", newline="") as f:
+        header = next(csv.reader(f))
+    assert header == ["era", "era (model)", "original", "era (model)-2"]
+    rows = _read_csv(tmp_path / "rep" / "summary.csv")
+    assert [r["model"] for r in rows] == header[1:]
+    from eraboost.report import write_report
+
+    with pytest.raises(ValueError, match="a model cannot be named 'era'"):
+        write_report(tmp_path / "x", [1], {"era": [0.1]}, {"era": {}}, "pearson")
+
+
+def test_continuous_target_as_classes_names_the_fix(data, tmp_path):
+    _, (X, y, eras), _ = data
+    # Numerai's targets: 0, 0.25, 0.5, 0.75, 1
+    levels = np.digitize(y, np.quantile(y, [0.2, 0.4, 0.6, 0.8])) / 4
+    _write(tmp_path / "levels.parquet", X, levels, eras)
+    args = _train_args("m.skops", "--task", "classification", data="levels.parquet")
+    line = _one_error_line(run(args, tmp_path))
+    assert "target column 'target' of levels.parquet holds continuous values" in line
+    assert "use --task regression, or bin the target into classes" in line
+    assert not (tmp_path / "m.skops").exists()
+
+
+def test_drop_missing_target(data, tmp_path):
+    """Numerai's extra targets have NaN rows: an error by default (naming
+    the option), dropped and counted with --drop-missing-target."""
+    _, (X, y, eras), (Xt, yt, et) = data
+    y_nan = y.copy()
+    y_nan[[3, 10, 500]] = np.nan
+    _write(tmp_path / "nan.parquet", X, y_nan, eras)
+    yt_nan = yt.copy()
+    yt_nan[:7] = np.nan
+    _write(tmp_path / "test_nan.parquet", Xt, yt_nan, et)
+    args = _train_args("m.skops", "--param", "max_iter=5", data="nan.parquet")
+    line = _one_error_line(run(args, tmp_path))
+    assert "has 3 missing values (NaN); drop those rows first, or pass " in line
+    assert "--drop-missing-target" in line
+    args = [a for a in args if a != "--quiet"] + ["--drop-missing-target"]
+    res = run(args, tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert (
+        f"dropped 3 of {len(y):,} rows of nan.parquet with a missing target "
+        "'target' (--drop-missing-target)"
+    ) in res.stderr
+    keep = ~np.isnan(y_nan)
+    ref = HistGradientBoostingRegressor(max_iter=5, random_state=0).fit(
+        X[keep], y[keep], eras=np.array([f"era{e:03d}" for e in eras])[keep]
+    )
+    ours = load_model(tmp_path / "m.skops")
+    np.testing.assert_array_equal(ours.predict(Xt), ref.predict(Xt))
+    # report: the same option
+    res = run(["report", "m.skops", "test_nan.parquet", "--out", "rep"], tmp_path)
+    assert "--drop-missing-target" in _one_error_line(res)
+    res = run(
+        [
+            *("report", "m.skops", "test_nan.parquet", "--out", "rep"),
+            "--drop-missing-target",
+        ],
+        tmp_path,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "dropped 7 of 1,800 rows of test_nan.parquet" in res.stderr
+    labels = np.array([f"era{e:03d}" for e in et])
+    scores = era_scores(yt[7:], ours.predict(Xt[7:]), labels[7:], "pearson")
+    rows = _read_csv(tmp_path / "rep" / "era_scores.csv")
+    np.testing.assert_allclose([float(r["m"]) for r in rows], scores)
+
+
+# sitecustomize of the Ctrl-C tests: writes a byte to the file descriptor
+# READY_FD when Python starts to import the package eraboost (the console
+# script's first line), the first moment that code of eraboost can act on
+_READY_HOOK = """\
+import os, sys
+class Ready:
+    def find_spec(self, name, path=None, target=None):
+        if name == "eraboost":
+            sys.meta_path.remove(self)
+            os.write(int(os.environ["READY_FD"]), b"1")
+        return None
+sys.meta_path.insert(0, Ready())
+"""
+
+
+def _start_demo(tmp_path, ready_fd=None):
+    env = dict(os.environ)
+    if ready_fd is not None:
+        (tmp_path / "sitecustomize.py").write_text(_READY_HOOK)
+        env.update(PYTHONPATH=str(tmp_path), READY_FD=str(ready_fd))
+    return subprocess.Popen(
+        [str(SCRIPT), "demo", "--n-eras", "4", "--rows-per-era", "300"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        pass_fds=() if ready_fd is None else (ready_fd,),
+        # a shell starts background jobs with SIGINT ignored; a terminal
+        # does not
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+@pytest.mark.skipif(
+    "_eraboost_editable_loader" in sys.modules,
+    reason="an editable install rebuilds the package as it is imported, "
+    "before any code of eraboost runs",
+)
+@pytest.mark.parametrize("delay", [0.02, 0.04, 0.1, 0.25, 0.5])
+def test_ctrl_c_at_any_moment(tmp_path, delay):
+    """Ctrl-C at any moment once Python imports eraboost (loading numpy and
+    scikit-learn, parsing, running the command): status 130 and the one
+    line, never a traceback nor a death by the signal (a Ctrl-C in the
+    first 0.1 s printed a traceback of ``import eraboost`` and ended the
+    process by the signal). The few hundred microseconds between the start
+    of that import and the entry point's handler are not tested."""
+    for _ in range(2):
+        read_end, write_end = os.pipe()
+        try:
+            proc = _start_demo(tmp_path, write_end)
+            os.close(write_end)
+            assert os.read(read_end, 1) == b"1"  # eraboost is being imported
+        finally:
+            os.close(read_end)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        err = proc.stderr.read()
+        assert proc.wait(timeout=120) == 130, err
+        assert err == "eraboost: interrupted\n"
+
+
+def test_ctrl_c_as_the_command_starts(tmp_path):
+    """SIGINT sent as soon as the process exists. Before Python has
+    installed its own handler, the signal ends the process (a shell shows
+    status 130) with nothing printed: no code of eraboost runs yet. Once the
+    entry point runs, it is the one line and status 130."""
+    for _ in range(3):
+        proc = _start_demo(tmp_path)
+        proc.send_signal(signal.SIGINT)
+        err = proc.stderr.read()
+        status = proc.wait(timeout=120)
+        assert (status, err) in ((-signal.SIGINT, ""), (130, INTERRUPTED + "\n")), err
+
+
+def test_help_and_version_load_no_numpy(tmp_path):
+    """--help and --version import neither numpy nor scikit-learn (they took
+    1.2 s): the package, its entry point and the parser are standard library
+    only until a command runs."""
+    heavy = ("numpy", "scipy", "sklearn", "pandas", "pyarrow", "skops")
+    code = (
+        "import sys\n"
+        "from eraboost.__main__ import main\n"
+        "sys.argv[1:] = {args!r}\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+        "heavy = {heavy!r}\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+    )
+    for args in (["--help"], ["--version"], ["train", "--help"], ["report", "--help"]):
+        res = subprocess.run(
+            [sys.executable, "-c", code.format(args=args, heavy=heavy)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+            check=False,
+        )
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.splitlines()[-1] == "[]", (args, res.stdout)
+    res = subprocess.run(
+        [sys.executable, "-c", "import sys, eraboost; print(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    loaded = {m.split(".")[0] for m in ast.literal_eval(res.stdout)}
+    assert not loaded & set(heavy), loaded
+
+
+def test_parser_choices_match_the_package():
+    from eraboost._common import SPLIT_TYPES
+    from eraboost.metrics import METRIC_NAMES
+
+    assert tuple(sorted(SPLIT_TYPES)) == cli.SPLIT_TYPE_CHOICES
+    assert tuple(sorted(METRIC_NAMES)) == cli.METRIC_CHOICES
+
+
+def test_package_names_stay_importable():
+    import eraboost
+
+    assert set(eraboost.__all__) <= set(dir(eraboost))
+    assert "__version__" in dir(eraboost)
+    from importlib.metadata import version
+
+    assert eraboost.__version__ == version("eraboost")
+    for name in eraboost.__all__:
+        assert getattr(eraboost, name) is not None

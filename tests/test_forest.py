@@ -415,8 +415,10 @@ def test_bad_input():
         )
     with pytest.raises(ValueError, match="Only binary classification"):
         InvariantForestClassifier().fit(X, np.arange(len(y)) % 3)
-    with pytest.raises(ValueError, match="only 1 class"):
+    with pytest.raises(ValueError, match=r"only 1 class: \[0\.0\]\.$"):
         InvariantForestClassifier().fit(X, np.zeros(len(y)))
+    with pytest.raises(ValueError, match=r"only 1 class: \['apple'\]\.$"):
+        InvariantForestClassifier().fit(X, np.full(len(y), "apple"))
     with pytest.raises(ValueError, match="bootstrap"):
         InvariantForestRegressor(oob_score=True, bootstrap=False).fit(X, y)
     with pytest.raises(ValueError, match="labels but X has"):

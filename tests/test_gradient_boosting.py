@@ -8,10 +8,12 @@ import warnings
 import numpy as np
 import pytest
 from eraboost._openmp import effective_n_threads
+from sklearn._loss.loss import HalfSquaredError
+from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 from threadpoolctl import threadpool_limits
 
-from eraboost import HistGradientBoostingRegressor
-from eraboost._eras import check_eras, era_train_val_split
+from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from eraboost._eras import check_eras, era_train_val_split, label_list
 
 
 @pytest.fixture
@@ -37,6 +39,33 @@ def test_bad_eras(data, eras, match):
     X, y, _ = data
     with pytest.raises(ValueError, match=match):
         HistGradientBoostingRegressor(split_type="era").fit(X, y, eras=eras)
+
+
+@pytest.mark.parametrize(
+    "make", [list, tuple, lambda v: np.array(v, dtype=object)], ids=str
+)
+def test_mixed_type_eras_are_one_error(make):
+    """``[1, "1", ...]``: a list once became one era (numpy made strings of
+    every label) while the object array was refused; both are refused alike."""
+    labels = make([1, "1"] * 2)
+    with pytest.raises(ValueError) as exc:
+        check_eras(labels, 4)
+    assert str(exc.value) == (
+        "eras labels cannot be compared with each other ('<' not supported "
+        "between instances of 'str' and 'int'); use labels of one type."
+    )
+    with pytest.raises(ValueError, match="use labels of one type"):
+        check_eras(make([b"a", "a", "b", "b"]), 4)
+    # labels of one type keep their own dtype
+    codes, uniq = check_eras(make(["b", "a", "b", "a"]), 4)
+    np.testing.assert_array_equal(codes, [1, 0, 1, 0])
+    assert list(uniq) == ["a", "b"]
+
+
+def test_label_list_is_capped():
+    assert label_list(np.array(["apple", "banana"])) == "['apple', 'banana']"
+    assert label_list(np.arange(3)) == "[0, 1, 2]"
+    assert label_list(range(25), limit=3) == "[0, 1, 2, ... and 22 more]"
 
 
 def test_bad_split_type_and_alpha(data):
@@ -377,4 +406,45 @@ def test_error_listing_classes_is_bounded():
         era_train_val_split(codes, 0.1, 0, y=y)
     msg = str(exc.value)
     assert "2000 class(es) occur in a single era" in msg
-    assert "(2000 in all)" in msg and len(msg) < 400
+    assert "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ... and 1990 more]" in msg
+    assert len(msg) < 400
+
+
+def test_huge_weights_and_targets_are_clear_errors():
+    """sample_weight=1e308 gave NaN predictions and probabilities, a target
+    of 1e150 a constant, all silently: now a ValueError before training,
+    with a backstop for non-finite gradients during it."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 4))
+    y = X[:, 0] + rng.normal(size=300)
+    huge = np.full(300, 1e308)
+    with pytest.raises(ValueError, match=r"sample_weight has values up to 1e\+308"):
+        HistGradientBoostingRegressor(max_iter=3).fit(X, y, sample_weight=huge)
+    with pytest.raises(ValueError, match="Divide the weights by their maximum"):
+        HistGradientBoostingClassifier(max_iter=3).fit(X, y > 0, sample_weight=huge)
+    est = HistGradientBoostingRegressor(max_iter=3, early_stopping=True)
+    with pytest.raises(ValueError, match="sample_weight_val has values up to"):
+        est.fit(X, y, X_val=X, y_val=y, sample_weight_val=huge)
+    for loss in ("squared_error", "poisson"):
+        with pytest.raises(ValueError, match=r"y has values up to .*e\+150"):
+            HistGradientBoostingRegressor(loss=loss, max_iter=3).fit(
+                X, np.abs(y) * 1e150
+            )
+    with pytest.raises(ValueError, match=r"times sample_weight up to 1e\+38"):
+        HistGradientBoostingRegressor(max_iter=3).fit(
+            X, y, sample_weight=np.full(300, 1e38)
+        )
+    # the backstop: a loss object is not checked beforehand
+    est = HistGradientBoostingRegressor(loss=HalfSquaredError(), max_iter=3)
+    with (
+        pytest.raises(ValueError, match="of iteration 1 are not finite"),
+        np.errstate(all="ignore"),
+    ):
+        est.fit(X, y * 1e150)
+    # bounded gradients: large targets fit (as scikit-learn fits them)
+    for loss in ("absolute_error", "gamma"):
+        target = np.exp(y) * 1e150
+        ours = HistGradientBoostingRegressor(loss=loss, max_iter=3).fit(X, target)
+        theirs = SkHGBR(loss=loss, max_iter=3).fit(X, target)
+        np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-9)
+        assert np.ptp(ours.predict(X)) > 0

@@ -4,14 +4,17 @@ Drop-in replacements for scikit-learn's histogram gradient boosting
 estimators that learn from data split into eras (environments) and prefer
 relationships holding in every era.
 
-The names below are imported on first use (PEP 562), so that ``import
-eraboost`` and the ``eraboost`` command start at once: the command line
-reports a Ctrl-C during its imports as an interruption, not a traceback.
+The names below, and ``__version__``, are imported on first use (PEP 562),
+so that ``import eraboost`` and the ``eraboost`` command start at once (the
+command imports nothing else before installing its Ctrl-C handling, see
+``__main__.py``).
 """
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING
+
+# typing.TYPE_CHECKING without importing typing (tens of milliseconds at
+# start-up); type checkers read this name the same way
+TYPE_CHECKING = False
 
 # public name -> module defining it
 _EXPORTS = {
@@ -80,8 +83,20 @@ if TYPE_CHECKING:  # pragma: no cover - for static analysis only
     from .robust import RobustTreeClassifier
 
 
+def _version():
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        # the one version number is meson.build's (pyproject.toml reads it)
+        return version("eraboost")
+    except PackageNotFoundError:  # pragma: no cover - not installed
+        return "unknown"
+
+
 def __getattr__(name):
-    if name in _EXPORTS:
+    if name == "__version__":
+        value = _version()
+    elif name in _EXPORTS:
         value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
     elif name in _SUBMODULES:
         value = import_module(f".{name}", __name__)
@@ -92,11 +107,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__) | _SUBMODULES)
-
-
-try:
-    # the one version number is meson.build's (pyproject.toml reads it)
-    __version__ = version("eraboost")
-except PackageNotFoundError:  # pragma: no cover - not installed
-    __version__ = "unknown"
+    return sorted(set(globals()) | set(__all__) | _SUBMODULES | {"__version__"})

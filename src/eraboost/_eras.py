@@ -85,7 +85,7 @@ def check_eras(eras, n_samples, name="eras"):
                 "give exactly one era label per row."
             )
         return eras.codes, eras.labels
-    arr = np.asarray(eras)
+    arr = _as_label_array(eras)
     if arr.ndim != 1:
         raise ValueError(
             f"{name} must be 1-D (one era label per row); got an array of "
@@ -120,6 +120,24 @@ def check_eras(eras, n_samples, name="eras"):
         raise ValueError(f"{name} has unsupported dtype {arr.dtype}.")
     labels, codes = np.unique(arr, return_inverse=True)
     return _in_natural_order(codes.astype(np.int32).ravel(), labels)
+
+
+def _as_label_array(eras):
+    """``eras`` as an array, mixed Python labels kept as objects.
+
+    ``np.asarray([1, "1"])`` makes strings of every label, one era of two
+    labels: a sequence that mixes text with other labels becomes an object
+    array instead, refused as labels of more than one type (as the same
+    labels given as an object array are).
+    """
+    arr = np.asarray(eras)
+    if arr.ndim == 1 and arr.dtype.kind in "US" and not isinstance(eras, np.ndarray):
+        kind = str if arr.dtype.kind == "U" else bytes
+        values = list(eras)
+        if not all(isinstance(v, kind) for v in values):
+            arr = np.empty(len(values), dtype=object)
+            arr[:] = values
+    return arr
 
 
 _DIGITS = re.compile(r"(\d+)")
@@ -186,7 +204,9 @@ def _in_natural_order(codes, labels):
     return rank[codes].astype(np.int32), labels[order]
 
 
-def era_train_val_split(codes, validation_fraction, random_state, y=None, n_trials=50):
+def era_train_val_split(
+    codes, validation_fraction, random_state, y=None, n_trials=50, classes=None
+):
     """Hold out whole eras for validation.
 
     Eras are taken in a seeded random order until the held-out rows reach
@@ -212,6 +232,9 @@ def era_train_val_split(codes, validation_fraction, random_state, y=None, n_tria
         Encoded class labels ``0 .. n_classes - 1``.
     n_trials : int, default=50
         Era orders tried when ``y`` is given.
+    classes : ndarray of shape (n_classes,), default=None
+        The class label of each code of ``y``, for error messages (the
+        codes themselves when None).
 
     Returns
     -------
@@ -267,9 +290,11 @@ def era_train_val_split(codes, validation_fraction, random_state, y=None, n_tria
             best = (key, order, k + 1)
     if best is None:
         single = [c for c in range(n_classes) if np.count_nonzero(per_era[:, c]) < 2]
+        if classes is not None:
+            single = np.asarray(classes)[single]
         why = (
-            f"{len(single)} class(es) occur in a single era ({short_list(single)})"
-            if single
+            f"{len(single)} class(es) occur in a single era: {label_list(single)}"
+            if len(single)
             else f"no split found in {n_trials} random orders of the eras"
         )
         raise ValueError(
@@ -283,11 +308,29 @@ def era_train_val_split(codes, validation_fraction, random_state, y=None, n_tria
     return val_eras[codes]
 
 
-def short_list(values, limit=5):
-    """At most ``limit`` values and how many more, for error messages."""
-    values = list(values)
-    head = ", ".join(repr(v) for v in values[:limit])
-    return head if len(values) <= limit else f"{head}, ... ({len(values)} in all)"
+def label_list(values, limit=10):
+    """Labels as a Python list for messages, cut after ``limit`` of them.
+
+    ``['apple', 'banana']``; numpy scalars are shown as the Python values
+    they hold (``3``, not ``np.int64(3)``); a longer list ends with
+    ``... and N more``.
+
+    Parameters
+    ----------
+    values : iterable
+        The labels.
+    limit : int, default=10
+        The most labels shown.
+
+    Returns
+    -------
+    text : str
+    """
+    values = [v.item() if isinstance(v, np.generic) else v for v in values]
+    shown = ", ".join(repr(v) for v in values[:limit])
+    if len(values) > limit:
+        shown += f", ... and {len(values) - limit} more"
+    return f"[{shown}]"
 
 
 def check_validation_size(validation_fraction, n_samples, n_eras_held_out, n_eras):

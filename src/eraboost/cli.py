@@ -14,23 +14,33 @@ message on stderr and exit status 1; a command line that argparse rejects
 exits with status 2; Ctrl-C outside training exits with status 130. Set the
 environment variable ``ERABOOST_TRACEBACK=1`` to see the traceback of an
 error instead.
+
+This module imports only the standard library: numpy, scikit-learn and the
+table readers are imported by the commands that need them, so that
+``eraboost --help`` and ``eraboost --version`` answer at once.
 """
 
 import argparse
 import ast
 import os
+import signal
 import sys
 from pathlib import Path
 from time import perf_counter
-
-import numpy as np
-
-from ._tables import Table, TableError, write_table
 
 #: Prefix of the feature columns taken when none are named.
 DEFAULT_FEATURE_PREFIX = "feature"
 #: Longest error line printed (the rest is cut).
 _MAX_ERROR_CHARS = 1000
+#: ``split_type`` values and ``--metric`` names offered by the parser, kept
+#: here so that building it imports no numpy (tests check them against
+#: ``eraboost._common.SPLIT_TYPES`` and ``eraboost.metrics.METRIC_NAMES``).
+SPLIT_TYPE_CHOICES = ("directional", "era", "original")
+METRIC_CHOICES = ("accuracy", "mse", "numerai_corr", "pearson", "roc_auc", "spearman")
+#: The line printed on Ctrl-C (outside training), with exit status 130.
+INTERRUPTED = "eraboost: interrupted"
+#: The first column of ``era_scores.csv``; no model column may take it.
+_ERA_COLUMN = "era"
 
 
 class CLIError(Exception):
@@ -148,20 +158,59 @@ def _categorical_columns(table, features, args):
     return [c for c in features if c in by_type or c in named]
 
 
+def _missing(values, null_count):
+    """Mask of the missing values (NaN, or None of a text column) of a column."""
+    import numpy as np
+
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if null_count and values.dtype.kind == "O":
+        return np.array([v is None for v in values], dtype=bool)
+    return np.zeros(values.shape[0], dtype=bool)
+
+
 def _check_target(y, null_count, name, path):
-    n_missing = null_count
-    if y.dtype.kind == "f":
-        n_missing = int(np.isnan(y).sum())
+    import numpy as np
+
+    n_missing = int(_missing(y, null_count).sum()) or null_count
     if n_missing:
         raise CLIError(
             f"target column {name!r} of {path} has {n_missing} "
-            "missing values (NaN); drop those rows first"
+            "missing values (NaN); drop those rows first, or pass "
+            "--drop-missing-target"
         )
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise CLIError(f"target column {name!r} of {path} has infinite values")
 
 
+def _drop_missing_target(X, cols, nulls, target, path, note):
+    """The rows whose target is present: X and the columns without the others.
+
+    ``note`` is told how many rows were dropped (when any were).
+    """
+    missing = _missing(cols[target], nulls[target])
+    n_missing = int(missing.sum())
+    if not n_missing:
+        return X, cols, nulls
+    keep = ~missing
+    if hasattr(X, "iloc"):
+        X = X.iloc[keep].reset_index(drop=True)
+    else:
+        X = X[keep]
+    cols = {name: values[keep] for name, values in cols.items()}
+    nulls = {
+        name: int(_missing(values, nulls[name]).sum()) for name, values in cols.items()
+    }
+    note(
+        f"dropped {n_missing:,} of {missing.size:,} rows of {path} with a "
+        f"missing target {target!r} (--drop-missing-target)"
+    )
+    return X, cols, nulls
+
+
 def _check_eras(eras, null_count, name, path):
+    import numpy as np
+
     if null_count or (eras.dtype.kind == "f" and np.isnan(eras).any()):
         raise CLIError(f"era column {name!r} of {path} has missing values")
 
@@ -241,10 +290,14 @@ def _make_estimator(args, table):
 
 
 def _read_training_data(path, table, args, features, categorical, note):
+    import numpy as np
+
     tic = perf_counter()
     X, cols, nulls = _read_features(
         table, features, categorical, [args.target, args.era]
     )
+    if args.drop_missing_target:
+        X, cols, nulls = _drop_missing_target(X, cols, nulls, args.target, path, note)
     y, eras = cols[args.target], cols[args.era]
     _check_target(y, nulls[args.target], args.target, path)
     _check_eras(eras, nulls[args.era], args.era, path)
@@ -253,6 +306,53 @@ def _read_training_data(path, table, args, features, categorical, note):
         f"{path} in {perf_counter() - tic:.1f} s"
     )
     return X, y, eras
+
+
+def _check_class_labels(y, name, path):
+    """A classifier's target must hold class labels, not measurements."""
+    from sklearn.utils.multiclass import type_of_target
+
+    kind = type_of_target(y, input_name="y")
+    if kind.startswith("continuous"):
+        raise CLIError(
+            f"target column {name!r} of {path} holds continuous values "
+            "(scikit-learn: Unknown label type: continuous), which a "
+            "classifier cannot take: use --task regression, or bin the "
+            "target into classes first (e.g. 0/0.25/0.5/0.75/1 as 0/1/2/3/4)"
+        )
+
+
+def _same_file(a, b):
+    """Whether two paths name one file (the same path, a link to it, or a
+    hard link: the same device and inode)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except (OSError, ValueError):
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def _check_not_an_input(outputs, inputs):
+    """Refuse to write over a file that the command reads.
+
+    Parameters
+    ----------
+    outputs : list of str or Path
+        The files the command would write.
+    inputs : list of (str, str or Path or None)
+        What each input is (``"DATA"``, ``"MODEL"``...) and its path.
+    """
+    for out in outputs:
+        for what, path in inputs:
+            if path is not None and _same_file(out, path):
+                raise CLIError(
+                    f"--out {out} is the input {what} {path}"
+                    + ("" if str(out) == str(path) else " (the same file)")
+                    + ": writing there would destroy it; choose another "
+                    "output file"
+                )
 
 
 def _check_roles(args):
@@ -266,9 +366,14 @@ def _check_roles(args):
 def cmd_train(args):
     """``eraboost train``: fit a model on a table and save it."""
     from ._progress import TrainingProgress
+    from ._tables import Table
     from .persistence import save_model
 
     _check_roles(args)
+    _check_not_an_input(
+        [args.out],
+        [("DATA", args.data), ("--validation-data", args.validation_data)],
+    )
     table = Table(args.data)
     table.check_columns([args.target], "target column")
     table.check_columns([args.era], "era column")
@@ -292,6 +397,8 @@ def cmd_train(args):
     X, y, eras = _read_training_data(
         args.data, table, args, features, categorical, progress.message
     )
+    if task == "classification":
+        _check_class_labels(y, args.target, args.data)
     fit_params = {"eras": eras}
     if val_table is not None:
         X_val, y_val, eras_val = _read_training_data(
@@ -352,8 +459,11 @@ def _proba_columns(est, proba):
 
 def cmd_predict(args):
     """``eraboost predict``: predictions of a saved model for a table."""
-    from ._tables import check_output_format
+    import numpy as np
 
+    from ._tables import Table, check_output_format, write_table
+
+    _check_not_an_input([args.out], [("MODEL", args.model), ("DATA", args.data)])
     check_output_format(args.out)
     est, meta = _load(args.model)
     if args.proba and not hasattr(est, "predict_proba"):
@@ -388,17 +498,25 @@ def cmd_predict(args):
 
 
 def _model_names(paths):
+    """Unique, readable names of the models: their file names without the
+    extension (``a``, ``a-2`` for a second ``a``); a model that would be
+    named like the era column of ``era_scores.csv`` is ``era (model)``."""
     names = []
     for p in paths:
-        name, i = Path(p).stem, 2
+        base = Path(p).stem
+        if base == _ERA_COLUMN:
+            base = f"{base} (model)"
+        name, i = base, 2
         while name in names:
-            name, i = f"{Path(p).stem}-{i}", i + 1
+            name, i = f"{base}-{i}", i + 1
         names.append(name)
     return names
 
 
 def _scores_for(est, X, metric):
     """What ``metric`` scores: decisions for ROC AUC, predictions otherwise."""
+    import numpy as np
+
     from .metrics import make_era_scorer
 
     return np.asarray(make_era_scorer(metric).response(est, X))
@@ -406,8 +524,13 @@ def _scores_for(est, X, metric):
 
 def cmd_report(args):
     """``eraboost report``: per-era scores, summary and plots of models."""
-    from .report import compare_models, write_report
+    from ._tables import Table
+    from .report import REPORT_FILES, compare_models, write_report
 
+    _check_not_an_input(
+        [Path(args.out) / name for name in REPORT_FILES],
+        [*(("MODEL", m) for m in args.models), ("DATA", args.data)],
+    )
     loaded = [_load(p) for p in args.models]
     target = args.target or loaded[0][1].get("target")
     era = args.era or loaded[0][1].get("era")
@@ -420,6 +543,9 @@ def cmd_report(args):
     table.check_columns([era], "era column")
     table.check_columns(features, "feature column of the models")
     X, cols, nulls = _read_features(table, features, categorical, [target, era])
+    if args.drop_missing_target:
+        note = (lambda text: None) if args.quiet else _note
+        X, cols, nulls = _drop_missing_target(X, cols, nulls, target, args.data, note)
     _check_target(cols[target], nulls[target], target, args.data)
     _check_eras(cols[era], nulls[era], era, args.data)
     index = {f: j for j, f in enumerate(features)}
@@ -446,6 +572,10 @@ def cmd_report(args):
             f"wrote {', '.join(p.name for p in paths)} to {args.out}", file=sys.stderr
         )
     return 0
+
+
+def _note(text):
+    print(text, file=sys.stderr)
 
 
 def _summary_table(summaries, metric):
@@ -480,27 +610,44 @@ _DEMO_HELP = (
 )
 
 
-def _version():
-    from importlib.metadata import PackageNotFoundError, version
+class _VersionAction(argparse.Action):
+    """``--version``: argparse's version action, the version looked up
+    (``importlib.metadata``) only when asked for."""
 
-    try:
-        return version("eraboost")
-    except PackageNotFoundError:  # pragma: no cover - run from a source tree
-        return "unknown"
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs):
+        super().__init__(
+            option_strings,
+            dest,
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="show program's version number and exit",
+        )
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from . import __version__
+
+        parser._print_message(f"eraboost {__version__}\n", sys.stdout)
+        parser.exit()
+
+
+def _add_drop_missing_target(parser):
+    parser.add_argument(
+        "--drop-missing-target",
+        action="store_true",
+        help="drop the rows whose target is missing (NaN or empty) and say "
+        "how many; without it such rows are an error",
+    )
 
 
 def build_parser():
     """The argparse parser of the ``eraboost`` command."""
-    from ._common import SPLIT_TYPES
-    from .metrics import METRIC_NAMES
-
     parser = argparse.ArgumentParser(
         prog="eraboost",
         description="Era-aware gradient boosting on large tables. Model files "
         "load without running code; pickles (joblib) are never loaded here: "
         "load a pickle in Python only from a source you trust.",
     )
-    parser.add_argument("--version", action="version", version=f"eraboost {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser(
@@ -535,9 +682,7 @@ def build_parser():
         default="auto",
         help="auto: regression for a numeric target",
     )
-    p.add_argument(
-        "--split-type", choices=sorted(SPLIT_TYPES), help="default: original"
-    )
+    p.add_argument("--split-type", choices=SPLIT_TYPE_CHOICES, help="default: original")
     p.add_argument(
         "--boltzmann-alpha", type=float, help="e.g. 0, 2, --boltzmann-alpha=-inf"
     )
@@ -554,7 +699,12 @@ def build_parser():
         help="a table of other eras for early stopping (same columns); "
         "turns early stopping on",
     )
-    p.add_argument("--out", required=True, help="model file to write (e.g. m.skops)")
+    _add_drop_missing_target(p)
+    p.add_argument(
+        "--out",
+        required=True,
+        help="model file to write (e.g. m.skops); never one of the input files",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=cmd_train)
 
@@ -605,9 +755,10 @@ def build_parser():
     p.add_argument(
         "--metric",
         default="pearson",
-        choices=sorted(METRIC_NAMES),
+        choices=METRIC_CHOICES,
         help="per-era metric of eraboost.era_scores (default: pearson)",
     )
+    _add_drop_missing_target(p)
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--quiet", action="store_true", help="no message on stderr")
     p.set_defaults(func=cmd_report)
@@ -654,24 +805,77 @@ def _silence_stdout():
         pass
 
 
-def main(argv=None):
-    """Run the command line; returns the exit status."""
+def _sigint_raises():
+    """Make Ctrl-C raise KeyboardInterrupt while a command runs (its files
+    are then cleaned up); returns the handler to restore, or None when
+    SIGINT is left alone (ignored, or not the main thread)."""
     try:
-        argv = list(sys.argv[1:] if argv is None else argv)
+        if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, None):
+            return None
+        return signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread
+        return None
+
+
+def _restore_sigint(previous):
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupted():
+    print(INTERRUPTED, file=sys.stderr)
+    return 130
+
+
+def _run(args):
+    """Run the command of parsed arguments; returns the exit status."""
+    try:
+        status = args.func(args)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # the reader of our output went away (``eraboost demo | head``)
+        _silence_stdout()
+        return 0
+    except (CLIError, ValueError, OSError, MemoryError) as exc:
+        # (a TableError is a ValueError)
+        if os.environ.get("ERABOOST_TRACEBACK"):
+            raise
+        print(f"eraboost: error: {_error_line(exc)}", file=sys.stderr)
+        return 1
+
+
+def main(argv=None):
+    """Run the command line; returns the exit status.
+
+    A Ctrl-C while the command runs ends it with the line
+    ``eraboost: interrupted`` and status 130 (its partly written files
+    removed); during training the first Ctrl-C stops after the current
+    iteration instead. Before and after the command, the entry point
+    (:func:`eraboost.__main__.main`) exits at once with the same line and
+    status.
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        The arguments; ``sys.argv[1:]`` when None.
+
+    Returns
+    -------
+    status : int
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
         args = build_parser().parse_args(_join_negative_values(argv))
-        try:
-            status = args.func(args)
-            sys.stdout.flush()
-            return status
-        except BrokenPipeError:
-            # the reader of our output went away (``eraboost demo | head``)
-            _silence_stdout()
-            return 0
-        except (CLIError, TableError, ValueError, OSError, MemoryError) as exc:
-            if os.environ.get("ERABOOST_TRACEBACK"):
-                raise
-            print(f"eraboost: error: {_error_line(exc)}", file=sys.stderr)
-            return 1
     except KeyboardInterrupt:
-        print("eraboost: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
+    previous = _sigint_raises()
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        # the entry point's handler first: a second Ctrl-C exits at once
+        _restore_sigint(previous)
+        previous = None
+        return _interrupted()
+    finally:
+        _restore_sigint(previous)

@@ -44,6 +44,7 @@ from ._eras import (
     check_boltzmann_alpha,
     check_eras,
     era_options_text,
+    label_list,
     warn_single_era,
 )
 from ._openmp import effective_n_threads
@@ -640,8 +641,8 @@ class InvariantForestClassifier(ClassifierMixin, _BaseInvariantForest):
         self.classes_, y01 = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
             raise ValueError(
-                f"{type(self).__name__} needs two classes; y has only 1 class "
-                f"({self.classes_[0]!r})."
+                f"{type(self).__name__} needs two classes; y has only 1 class: "
+                f"{label_list(self.classes_)}."
             )
         if self.classes_.size > 2:
             raise ValueError(

@@ -1,6 +1,7 @@
 """Era-aware histogram gradient boosting estimators (the fit loop)."""
 
 import hashlib
+import math
 from abc import ABC, abstractmethod
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
@@ -108,6 +109,60 @@ def _fit_data_signature(n_samples, eras):
     digest = hashlib.blake2b(np.ascontiguousarray(eras.codes).tobytes(), digest_size=16)
     digest.update(repr(np.asarray(eras.labels).tolist()).encode())
     return n_samples, digest.hexdigest()
+
+
+#: The largest gradient or hessian a fit can hold (they are float32).
+_GRADIENT_MAX = float(np.finfo(G_DTYPE).max)
+#: Losses whose gradient grows with the target (``raw - y``, ``exp(raw) - y``).
+_TARGET_SCALED_LOSSES = ("squared_error", "poisson")
+
+
+def _check_weight_scale(sample_weight, name):
+    """Refuse weights whose sum overflows, or beyond the float32 hessians.
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n_samples,) or None
+    name : str
+        ``"sample_weight"`` or ``"sample_weight_val"``, for the message.
+    """
+    if sample_weight is None or sample_weight.size == 0:
+        return
+    largest = float(np.max(sample_weight))
+    with np.errstate(over="ignore"):
+        total = float(np.sum(sample_weight))
+    limit = _GRADIENT_MAX if name == "sample_weight" else np.inf
+    if np.isfinite(total) and largest <= limit:
+        return
+    raise ValueError(
+        f"{name} has values up to {largest:.3g} (sum {total:.3g}): too large "
+        "for the fit, which holds weighted gradients and hessians as float32 "
+        f"(at most {_GRADIENT_MAX:.3g}) and sums weights in float64. Divide "
+        "the weights by their maximum (or another constant) first."
+    )
+
+
+def _check_target_scale(y, sample_weight, loss):
+    """Refuse a target whose gradients (``weight * (raw - y)``) overflow.
+
+    Only for the losses whose gradient grows with the target (squared
+    error, Poisson); the others' gradients are bounded.
+    """
+    if not (isinstance(loss, str) and loss in _TARGET_SCALED_LOSSES) or not y.size:
+        return
+    largest = float(np.max(np.abs(y)))
+    weight = 1.0 if sample_weight is None else float(np.max(sample_weight))
+    if largest * weight <= _GRADIENT_MAX / 2:
+        return
+    weighted = (
+        "" if sample_weight is None else f" times sample_weight up to {weight:.3g}"
+    )
+    raise ValueError(
+        f"y has values up to {largest:.3g}{weighted}: loss={loss!r} would "
+        "overflow the fit's float32 gradients (at most "
+        f"{_GRADIENT_MAX:.3g}) and learn nothing. Divide y by a constant "
+        "(e.g. its standard deviation) and multiply the predictions back."
+    )
 
 
 def _check_monotonic_cst(estimator, monotonic_cst):
@@ -495,6 +550,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 if not self._loss.differentiable:
                     self._fit_leaves_to_loss(grower, data, state.raw_predictions[:, k])
                 predictor = grower.make_predictor(self._bin_mapper.bin_thresholds_)
+                self._check_finite_tree(grower, predictor, data, iteration)
                 self._predictors[-1].append(predictor)
                 tic = perf_counter()
                 self._add_tree_values(
@@ -531,6 +587,34 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self._fit_signature = data.signature
         return self
 
+    def _check_finite_tree(self, grower, predictor, data, iteration):
+        """The backstop of the scale checks: a tree grown from non-finite
+        gradients or hessians, or with a non-finite leaf value, ends the fit
+        with a ValueError (the iteration's trees are dropped)."""
+        root = grower.root
+        leaves = predictor.nodes["value"][predictor.nodes["is_leaf"] == 1]
+        if (
+            math.isfinite(root.sum_gradients)
+            and math.isfinite(root.sum_hessians)
+            and np.isfinite(leaves).all()
+        ):
+            return
+        self._predictors.pop()
+        sw = data.sample_weight
+        scales = (
+            [] if is_classifier(self) else [f"|y| up to {np.abs(data.y).max():.3g}"]
+        )
+        if sw is not None:
+            scales.append(f"sample weights up to {sw.max():.3g}")
+        raise ValueError(
+            f"the gradients, hessians or leaf values of iteration "
+            f"{iteration + 1} are not finite (inf or NaN)"
+            + (f" ({', '.join(scales)})" if scales else "")
+            + ": the values are too large for the fit's float32 gradients. "
+            "Scale the target or the weights down (e.g. divide y by its "
+            "standard deviation, the weights by their maximum)."
+        )
+
     # -- the steps of fit ------------------------------------------------------
     def _check_fit_data(
         self, X, y, sample_weight, eras, X_val, y_val, sample_weight_val, eras_val, warm
@@ -543,6 +627,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         -------
         data : _FitData
         """
+        if warm:
+            # the trees of the first fit read its columns: a warm start on
+            # other columns would read outside X (scikit-learn's message)
+            validate_data(self, X, skip_check_array=True, reset=False)
         X = self._check_X(X, reset=True)
         y = self._encode_y(self._check_y(y))
         check_consistent_length(X, y)
@@ -550,6 +638,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
         sample_weight = self._finalize_sample_weight(sample_weight, y)
+        _check_weight_scale(sample_weight, "sample_weight")
+        if not is_classifier(self):
+            _check_target_scale(y, sample_weight, self.loss)
 
         encoded = None if eras is None else EncodedEras.from_labels(eras, n_samples)
         signature = _fit_data_signature(n_samples, encoded)
@@ -581,6 +672,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 sample_weight_val = _check_sample_weight(
                     sample_weight_val, X_val, dtype=np.float64
                 )
+                _check_weight_scale(sample_weight_val, "sample_weight_val")
             if eras_val is not None:
                 encoded_val = EncodedEras.from_labels(
                     eras_val, X_val.shape[0], name="eras_val"
@@ -651,6 +743,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 self.validation_fraction,
                 int(self._random_seed % (2**32)),
                 y=y if is_classifier(self) else None,
+                classes=getattr(self, "classes_", None),
             )
             train = ~val
             check_validation_size(
@@ -773,6 +866,13 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             self._baseline_prediction = self._loss.fit_intercept_only(
                 y_true=data.y, sample_weight=data.sample_weight
             ).reshape((1, -1))
+            if not np.isfinite(self._baseline_prediction).all():
+                raise ValueError(
+                    "the baseline prediction (the loss's best constant) is "
+                    "not finite: the target or the sample weights are too "
+                    "large; scale them down (e.g. divide y by its standard "
+                    "deviation, the weights by their maximum)."
+                )
             state.raw_predictions = np.zeros(
                 (X_binned.shape[0], K), dtype=Y_DTYPE, order="F"
             )

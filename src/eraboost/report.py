@@ -24,6 +24,9 @@ import numpy as np
 from ._atomic import atomic_write
 from .metrics import era_scores, era_summary, greater_is_better
 
+#: The files of a report, in the order :func:`write_report` returns them.
+REPORT_FILES = ("era_scores.csv", "summary.csv", "era_scores.png", "cumulative.png")
+
 SUMMARY_FIELDS = (
     "model",
     "metric",
@@ -92,15 +95,16 @@ def write_report(out_dir, labels, scores, summaries, metric):
     paths : list of Path
         The files written.
     """
+    names = list(scores)
+    if "era" in names:
+        raise ValueError(
+            "a model cannot be named 'era', the first column of "
+            "era_scores.csv: rename it (the command line names it "
+            "'era (model)')"
+        )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    names = list(scores)
-    paths = [
-        out / "era_scores.csv",
-        out / "summary.csv",
-        out / "era_scores.png",
-        out / "cumulative.png",
-    ]
+    paths = [out / name for name in REPORT_FILES]
     # each file appears whole or not at all (a failure keeps the old one)
     with atomic_write(paths[0], "w", newline="") as f:
         writer = csv.writer(f)
