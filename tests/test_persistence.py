@@ -1,5 +1,6 @@
 """Model files (save_model / load_model) and atomic writes (_atomic)."""
 
+import copy
 import errno
 import os
 import pickle
@@ -18,6 +19,7 @@ from eraboost import (
     InvariantForestRegressor,
     RobustTreeClassifier,
     load_model,
+    persistence,
     save_model,
 )
 from eraboost import _atomic as atomic_module
@@ -269,3 +271,266 @@ def test_atomic_write_never_replaces_or_deletes_a_special_file(tmp_path):
     reader.join(timeout=30)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert os.listdir(tmp_path) == ["pipe"]
+
+
+# -- model files from elsewhere: checked on load (issue 28) ----------------------
+MODEL = {name: (est, Xp) for name, est, Xp in MODELS}
+
+
+def _dump_edited(name, edit, path):
+    """Write model ``name`` to ``path`` as a model file, edited by ``edit``
+    (a function of the estimator's copy), without save_model's checks."""
+    est = persistence._storable(copy.deepcopy(MODEL[name][0]))
+    edit(est)
+    bundle = {
+        "format": "eraboost-model",
+        "version": 1,
+        "versions": persistence._versions(),
+        "estimator": est,
+        "metadata": {},
+    }
+    skops.io.dump(bundle, path)
+
+
+def _tree(est, i=0):
+    return est._predictors[i][0] if hasattr(est, "_predictors") else est.estimators_[i]
+
+
+def _set(field, node, value, tree=0):
+    def edit(est):
+        _tree(est, tree).nodes[field][node] = value
+
+    return edit
+
+
+def _cycle(est):
+    # the regressor's first tree: 0 -> 1 -> 2 -> 3 -> (4, 5); 3 -> 1 closes
+    # a loop
+    nodes = _tree(est).nodes
+    assert list(nodes["left"][:4]) == [1, 2, 3, 4] and nodes["is_leaf"][4]
+    nodes["left"][3] = 1
+
+
+def _detached_cycle(est):
+    # node 3 becomes its own child and node 2 takes node 5 instead of node 3:
+    # every node but the root still has one parent, but 3 and 4 hang in a
+    # loop that the root does not reach
+    nodes = _tree(est).nodes
+    assert list(nodes["left"][:4]) == [1, 2, 3, 4] and nodes["right"][3] == 5
+    nodes["left"][2] = 5
+    nodes["right"][3] = 3
+    nodes["depth"][5] = nodes["depth"][2] + 1
+
+
+def _setattr(attr, value):
+    def edit(est):
+        setattr(est, attr, value)
+
+    return edit
+
+
+def _delattr(attr):
+    def edit(est):
+        delattr(est, attr)
+
+    return edit
+
+
+def _set_array(attr, transform):
+    def edit(est):
+        setattr(est, attr, transform(getattr(est, attr)))
+
+    return edit
+
+
+def _edit_tree_attr(attr, transform, tree=0):
+    def edit(est):
+        t = _tree(est, tree)
+        setattr(t, attr, transform(getattr(t, attr)))
+
+    return edit
+
+
+EDITS = [
+    # (model, what, edit, message)
+    ("categorical", "child 1e9", _set("left", 0, 10**9), "child index 1000000000"),
+    ("categorical", "negative feature", _set("feature", 0, -1), "feature -1"),
+    ("categorical", "feature 1e6", _set("feature", 3, 10**6), "feature 1000000"),
+    ("regressor", "left/right cycle", _cycle, "node 1 is the child of 2 nodes"),
+    ("regressor", "detached cycle", _detached_cycle, "2 of its .* not reached"),
+    ("regressor", "root as a child", _set("right", 1, 0), "root is the child"),
+    ("regressor", "nan leaf", _set("value", 4, np.nan), "leaf 4 has the value nan"),
+    ("regressor", "inf leaf", _set("value", 4, np.inf), "leaf 4 has the value inf"),
+    (
+        "regressor",
+        "empty nodes",
+        _edit_tree_attr("nodes", lambda n: n[:0]),
+        "nodes is empty",
+    ),
+    (
+        "regressor",
+        "nodes of float64",
+        _edit_tree_attr("nodes", lambda n: n["value"].copy()),
+        "nodes has dtype float64",
+    ),
+    (
+        "regressor",
+        "nodes of another layout",
+        _edit_tree_attr("nodes", lambda n: n.astype(n.dtype.descr[::-1])),
+        "nodes has dtype",
+    ),
+    (
+        "regressor",
+        "nodes cut short",
+        _edit_tree_attr("nodes", lambda n: n[:5]),
+        "child index",
+    ),
+    ("regressor", "leaf with children", _set("left", 4, 1), "leaf but has children"),
+    ("regressor", "is_leaf 7", _set("is_leaf", 4, 7), "is_leaf=7"),
+    ("regressor", "missing _predictors", _delattr("_predictors"), "_predictors"),
+    (
+        "regressor",
+        "missing _baseline_prediction",
+        _delattr("_baseline_prediction"),
+        "_baseline_prediction is missing",
+    ),
+    (
+        "regressor",
+        "baseline of float32",
+        _set_array("_baseline_prediction", lambda b: b.astype(np.float32)),
+        "_baseline_prediction has dtype float32",
+    ),
+    (
+        "regressor",
+        "baseline nan",
+        _set_array("_baseline_prediction", lambda b: b * np.nan),
+        "_baseline_prediction is not finite",
+    ),
+    (
+        "multiclass",
+        "a tree missing from an iteration",
+        _set_array("_predictors", lambda p: [p[0][:2], *p[1:]]),
+        r"_predictors\[0\] has 2 items; expected 4",
+    ),
+    (
+        "multiclass",
+        "classes_ too short",
+        _set_array("classes_", lambda c: c[:2]),
+        "classes_ has 2 classes",
+    ),
+    ("regressor", "n_features_in_ -1", _setattr("n_features_in_", -1), "at least 1"),
+    (
+        "regressor",
+        "predictor of another type",
+        _set_array("_predictors", lambda p: [["tree"], *p[1:]]),
+        "must be a TreePredictor, not str",
+    ),
+    (
+        "regressor",
+        "missing_bin_ too short",
+        lambda est: setattr(
+            est._bin_mapper, "missing_bin_", est._bin_mapper.missing_bin_[:2]
+        ),
+        "missing_bin_ has shape",
+    ),
+    (
+        "categorical",
+        "bitset beyond the bitsets",
+        _set("bitset_idx", 2, 10**6),
+        "uses bitset 1000000",
+    ),
+    (
+        "categorical",
+        "categories beyond the bitset",
+        _set("threshold", 2, 1e6),
+        "known categories",
+    ),
+    (
+        "categorical",
+        "bitsets of 4 words",
+        _edit_tree_attr("raw_left_cat_bitsets", lambda b: b[:, :4].copy()),
+        "raw_left_cat_bitsets has shape",
+    ),
+    (
+        "categorical",
+        "categorical split on a numeric feature",
+        _set("is_categorical", 0, 1),
+        "categorical split on the numeric feature",
+    ),
+    ("categorical", "no encoder", _setattr("_preprocessor", None), "_preprocessor"),
+    (
+        "forest-regressor",
+        "forest child 1e9",
+        _set("right", 0, 10**9, tree=2),
+        r"estimators_\[2\]: node 0 has the child index",
+    ),
+    ("forest-regressor", "forest without trees", _setattr("estimators_", []), "empty"),
+    (
+        "forest-classifier",
+        "forest missing estimators_",
+        _delattr("estimators_"),
+        "estimators_",
+    ),
+    (
+        "forest-classifier",
+        "forest feature 1e6",
+        _set("feature", 0, 10**6, tree=1),
+        "feature 1000000",
+    ),
+    (
+        "robust-tree",
+        "robust feature 1e6",
+        _set_array("tree_features_", lambda f: f + 10**6),
+        "tree_features_ holds a feature outside",
+    ),
+    (
+        "robust-tree",
+        "robust leaf class 5",
+        _set_array("leaf_values_", lambda v: v + 5),
+        "leaf_values_ holds a class outside",
+    ),
+    (
+        "robust-tree",
+        "robust thresholds cut",
+        _set_array("tree_thresholds_", lambda t: t[:0]),
+        "tree_thresholds_ has shape",
+    ),
+    ("robust-tree", "robust missing leaf_proba_", _delattr("leaf_proba_"), "leaf_pro"),
+]
+
+
+@pytest.mark.parametrize(
+    "name, edit, message", [e[::2] + e[3:] for e in EDITS], ids=[e[1] for e in EDITS]
+)
+def test_edited_model_files_are_refused(name, edit, message, tmp_path):
+    # before these checks, several such files loaded, and predict then
+    # crashed (segmentation fault), looped forever or read out of bounds
+    path = tmp_path / "edited.skops"
+    _dump_edited(name, edit, path)
+    with pytest.raises(ModelFileError, match=message) as e:
+        load_model(path)
+    assert str(e.value).startswith(f"cannot read model {path}: unsound model: ")
+
+
+@pytest.mark.parametrize("name", list(MODEL))
+def test_unedited_model_files_pass_the_checks(name, tmp_path):
+    path = tmp_path / "same.skops"
+    _dump_edited(name, lambda est: None, path)
+    est, Xp = MODEL[name]
+    for a, b in zip(_outputs(load_model(path), Xp), _outputs(est, Xp)):
+        np.testing.assert_array_equal(a, b)
+
+
+def _drop_numeric_columns(est):
+    # the encoder then gives the categorical column only: the trees, which
+    # index 6 columns, would read beyond the rows of the encoded matrix
+    name, _, columns = est._preprocessor.transformers_[1]
+    est._preprocessor.transformers_[1] = (name, "drop", columns)
+
+
+def test_an_encoder_giving_too_few_columns_is_refused_at_predict(tmp_path):
+    path = tmp_path / "edited.skops"
+    _dump_edited("categorical", _drop_numeric_columns, path)
+    loaded = load_model(path)
+    with pytest.raises(ValueError, match="gave 1 columns; the model expects 6"):
+        loaded.predict(MODEL["categorical"][1])
