@@ -9,26 +9,30 @@ import stat
 import subprocess
 import sys
 import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import skops.io
+from sklearn.metrics import make_scorer, r2_score
 
 from eraboost import (
     HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
     InvariantForestClassifier,
     InvariantForestRegressor,
+    ModelFileError,
+    ModelVersionWarning,
     RobustTreeClassifier,
     load_model,
+    make_era_scorer,
     persistence,
     save_model,
 )
 from eraboost import _atomic as atomic_module
 from eraboost._atomic import atomic_write
-from eraboost.persistence import ModelFileError
 
 RNG = np.random.RandomState(0)
 N = 1200
@@ -570,3 +574,202 @@ def test_damaged_and_edited_files_never_crash_hang_or_change_predictions(tmp_pat
     assert sum(v for k, v in counts.items() if k.endswith("refused")) > 100
     assert sum(v for k, v in counts.items() if not k.endswith("refused")) > 10
     print(counts)
+
+
+# -- versions (issue 28, item 3) -------------------------------------------------
+def _bundle(path):
+    """The dict a model file holds, read with skops directly."""
+    return skops.io.load(path, trusted=skops.io.get_untrusted_types(file=path))
+
+
+def test_the_file_records_the_versions_that_wrote_it(tmp_path):
+    import sklearn
+
+    import eraboost
+
+    path = tmp_path / "m.skops"
+    save_model(MODEL["regressor"][0], path)
+    assert _bundle(path)["versions"] == {
+        "eraboost": eraboost.__version__,
+        "scikit-learn": sklearn.__version__,
+        "numpy": np.__version__,
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelVersionWarning)
+        load_model(path)  # the same versions: no warning
+
+
+def test_a_file_of_other_versions_warns_naming_both(tmp_path):
+    import eraboost
+
+    path = tmp_path / "m.skops"
+    save_model(MODEL["regressor"][0], path)
+    bundle = _bundle(path)
+    bundle["versions"].update({"eraboost": "0.0.7", "numpy": "1.26.4"})
+    skops.io.dump(bundle, path)
+    with pytest.warns(ModelVersionWarning) as record:
+        loaded = load_model(path)
+    message = str(record[0].message)
+    assert "written by eraboost 0.0.7, numpy 1.26.4" in message
+    assert f"this is eraboost {eraboost.__version__}, numpy {np.__version__}" in (
+        message
+    )
+    assert "scikit-learn" not in message  # the same version
+    assert issubclass(ModelVersionWarning, UserWarning)
+    np.testing.assert_array_equal(
+        loaded.predict(X_NEW), MODEL["regressor"][0].predict(X_NEW)
+    )
+
+
+def test_a_file_without_version_records_loads_with_a_warning(tmp_path):
+    # files written by eraboost before version records (and checksums)
+    path = tmp_path / "old.skops"
+    bundle = _bundle(_saved_file(tmp_path))
+    del bundle["versions"]
+    skops.io.dump(bundle, path)
+    with pytest.warns(ModelVersionWarning, match="does not record which versions"):
+        loaded = load_model(path)
+    np.testing.assert_array_equal(
+        loaded.predict(X_NEW), MODEL["regressor"][0].predict(X_NEW)
+    )
+
+
+def test_a_future_format_is_refused_naming_its_writer(tmp_path):
+    path = tmp_path / "future.skops"
+    bundle = _bundle(_saved_file(tmp_path))
+    bundle["version"] = 2
+    bundle["versions"]["eraboost"] = "7.0"
+    skops.io.dump(bundle, path)
+    with pytest.raises(
+        ModelFileError,
+        match=r"format version 2 \(written by eraboost 7.0\); this eraboost "
+        r"reads versions 1 to 1: a newer eraboost wrote it \(upgrade eraboost\)",
+    ):
+        load_model(path)
+    for version in (True, 1.0, "1"):
+        bundle["version"] = version
+        skops.io.dump(bundle, path)
+        with pytest.raises(ModelFileError, match="model format version"):
+            load_model(path)
+
+
+def test_a_damaged_versions_record_is_refused(tmp_path):
+    path = tmp_path / "m.skops"
+    bundle = _bundle(_saved_file(tmp_path))
+    bundle["versions"] = {"eraboost": 1}
+    skops.io.dump(bundle, path)
+    with pytest.raises(ModelFileError, match="its 'versions' record"):
+        load_model(path)
+
+
+def test_contents_that_do_not_match_the_checksum_are_refused(tmp_path):
+    import zipfile
+
+    path = _saved_file(tmp_path)
+    with zipfile.ZipFile(path) as archive:
+        comment = archive.comment
+        contents = {name: archive.read(name) for name in archive.namelist()}
+    assert comment.startswith(b"eraboost-sha256:")
+    # a value changed inside a member, the zip rewritten with its comment
+    schema = json.loads(contents["schema.json"])
+    schema["content"]["metadata"]["content"]["note"] = {
+        "__class__": "str",
+        "__module__": "builtins",
+        "__loader__": "JsonNode",
+        "content": '"edited"',
+        "is_json": True,
+    }
+    contents["schema.json"] = json.dumps(schema).encode()
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, content in contents.items():
+            archive.writestr(name, content)
+        archive.comment = comment
+    with pytest.raises(ModelFileError, match="do not match the checksum"):
+        load_model(path)
+
+
+def _saved_file(folder):
+    """The regressor, saved by save_model in ``folder``."""
+    path = folder / "saved.skops"
+    save_model(MODEL["regressor"][0], path, metadata={"note": "original"})
+    return path
+
+
+# -- save accepts only what load accepts (issue 28, item 4) ----------------------
+ERA_X = RNG.normal(size=(600, 3))
+ERA_Y = ERA_X[:, 0] + RNG.normal(size=600)
+ERA_ERAS = np.repeat(np.arange(12), 50)
+
+
+def _fit_scored(scoring):
+    return HistGradientBoostingRegressor(
+        max_iter=5, scoring=scoring, early_stopping=True, random_state=0
+    ).fit(ERA_X, ERA_Y, eras=ERA_ERAS)
+
+
+def test_a_model_fitted_with_an_era_scorer_saves_and_loads(tmp_path):
+    est = _fit_scored(make_era_scorer("pearson", aggregate="min"))
+    save_model(est, tmp_path / "m.skops")
+    loaded = load_model(tmp_path / "m.skops")
+    assert repr(loaded.scoring) == repr(est.scoring)
+    np.testing.assert_array_equal(loaded.predict(ERA_X), est.predict(ERA_X))
+    # the loaded model continues with the same scorer
+    loaded.set_params(max_iter=8, warm_start=True).fit(ERA_X, ERA_Y, eras=ERA_ERAS)
+
+
+def _unloadable():
+    est = _fit_scored(make_era_scorer("pearson"))
+    return [
+        (
+            "make_scorer",
+            _fit_scored(make_scorer(r2_score)),
+            None,
+            r"the parameter scoring holds sklearn\.metrics\._scorer\._Scorer.*"
+            r"set scoring to a string or to eraboost\.make_era_scorer",
+        ),
+        (
+            "era scorer of a function",
+            _fit_scored(make_era_scorer(lambda a, b: 0.0)),
+            None,
+            r"the parameter scoring \(scoring\.metric\) holds .*<lambda>",
+        ),
+        (
+            "lambda in metadata",
+            est,
+            {"x": lambda z: z},
+            r"metadata\['x'\] holds .*<lambda>.*; remove it",
+        ),
+        (
+            "function deep in metadata",
+            est,
+            {"a": [1, {"b": np.corrcoef}]},
+            r"metadata\['a'\]\[1\]\['b'\] holds numpy\.corrcoef.*; remove it",
+        ),
+        (
+            "object in metadata",
+            est,
+            {"when": Marker.__new__(Marker)},
+            r"metadata\['when'\] holds test_persistence\.Marker.*; remove it",
+        ),
+    ]
+
+
+@pytest.mark.parametrize("what, est, metadata, message", _unloadable())
+def test_save_refuses_what_load_would_refuse_and_writes_nothing(
+    what, est, metadata, message, tmp_path
+):
+    path = tmp_path / "model.skops"
+    path.write_bytes(b"the previous model")
+    with pytest.raises(ModelFileError, match=message) as e:
+        save_model(est, path, metadata=metadata)
+    assert str(e.value).startswith(f"cannot save this model to {path}: ")
+    assert path.read_bytes() == b"the previous model"
+    assert os.listdir(tmp_path) == ["model.skops"]
+
+
+def test_save_refuses_an_unsound_model(tmp_path):
+    est = copy.deepcopy(MODEL["regressor"][0])
+    est._predictors[0][0].nodes["value"][4] = np.nan
+    with pytest.raises(ModelFileError, match="leaf 4 has the value nan"):
+        save_model(est, tmp_path / "m.skops")
+    assert os.listdir(tmp_path) == []
