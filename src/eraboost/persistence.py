@@ -220,7 +220,7 @@ def _refusal(bundle, refused):
     if not found:  # a type this search does not reach
         return (
             f"the model holds types that load_model refuses ({_shown(refused)}); "
-            "remove them"
+            "remove them from the estimator and the metadata"
         )
     path, name = found[0]
     estimator = bundle["estimator"]
@@ -243,9 +243,9 @@ def _refusal(bundle, refused):
         shown, fix = path, "remove it"
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
     return (
-        f"{shown} holds {name}{more}, a type that load_model refuses (a model "
-        "file may hold only eraboost's estimators, plain Python values, NumPy "
-        f"arrays and a few scikit-learn helpers, so that loading it runs no "
+        f"{shown} holds {name}{more}, which load_model refuses (a model file "
+        "may hold only eraboost's estimators, plain Python values, NumPy "
+        "arrays and a few scikit-learn helpers, so that loading it runs no "
         f"code); {fix}"
     )
 
