@@ -25,6 +25,8 @@ _EXPORTS = {
     "InvariantForestClassifier": "forest",
     "InvariantForestRegressor": "forest",
     "IterationInfo": "callbacks",
+    "ModelFileError": "persistence",
+    "ModelVersionWarning": "persistence",
     "RobustTreeClassifier": "robust",
     "era_scores": "metrics",
     "era_summary": "metrics",
@@ -61,6 +63,8 @@ __all__ = [
     "InvariantForestClassifier",
     "InvariantForestRegressor",
     "IterationInfo",
+    "ModelFileError",
+    "ModelVersionWarning",
     "RobustTreeClassifier",
     "era_scores",
     "era_summary",
@@ -79,7 +83,12 @@ if TYPE_CHECKING:  # pragma: no cover - for static analysis only
     from .gradient_boosting import HistGradientBoostingRegressor
     from .metrics import era_scores, era_summary, make_era_scorer
     from .model_selection import EraKFold, EraTimeSeriesSplit, worst_fold_refit
-    from .persistence import load_model, save_model
+    from .persistence import (
+        ModelFileError,
+        ModelVersionWarning,
+        load_model,
+        save_model,
+    )
     from .robust import RobustTreeClassifier
 
 

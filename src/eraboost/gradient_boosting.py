@@ -347,7 +347,14 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                     ensure_all_finite=False,
                     reset=False,
                 )
-            return self._preprocessor.transform(X)
+            X = self._preprocessor.transform(X)
+            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+                # the trees index n_features_in_ columns
+                raise ValueError(
+                    f"the encoder of categorical features gave {X.shape[-1]} "
+                    f"columns; the model expects {self.n_features_in_}"
+                )
+            return X
         self.is_categorical_ = check_categorical_features(X, self.categorical_features)
         self._preprocessor = None
         self._n_categories = np.zeros(0, dtype=np.int64)

@@ -1,0 +1,485 @@
+"""Soundness checks of a fitted estimator read from a model file.
+
+:func:`check_fitted_state` checks everything ``predict`` (and a warm start)
+relies on, for each estimator a model file may hold: the attributes are
+present, arrays have the right types, dtypes and shapes, trees are trees
+(child indices in range, every node reached exactly once from the root, no
+cycle), leaves are marked consistently, feature indices, thresholds and
+category bitsets are within the sizes the prediction code indexes, and leaf
+values are finite. A file that passes cannot make prediction read out of
+bounds, loop forever or crash; what the model then predicts is its author's
+choice.
+
+A check that fails raises :class:`UnsoundModel` with a message naming the
+attribute and what is wrong; :mod:`eraboost.persistence` turns it into a
+``ModelFileError``.
+"""
+
+import numbers
+
+import numpy as np
+
+from ._common import BITSET_DTYPE, NODE_DTYPE
+
+# bits of a categorical bitset (8 x 32): categories 0 .. 255
+_BITSET_BITS = 256
+_FLAGS = ("is_leaf", "missing_left", "is_categorical")
+
+
+class UnsoundModel(Exception):
+    """A fitted estimator whose state ``predict`` cannot safely use."""
+
+
+def _fail(message):
+    raise UnsoundModel(message)
+
+
+def _attr(est, name):
+    try:
+        return vars(est)[name]
+    except KeyError:
+        _fail(f"the fitted attribute {name} is missing")
+
+
+def _int(value, name, low, high=None):
+    """``value`` as a Python int in ``[low, high]``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        _fail(f"{name} must be an integer, not {type(value).__name__}")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        bound = f"at least {low}" if high is None else f"in [{low}, {high}]"
+        _fail(f"{name} is {value}; it must be {bound}")
+    return value
+
+
+def _array(value, name, dtype=None, ndim=None, shape=None, contiguous=False):
+    """Check that ``value`` is a NumPy array of the given dtype and shape.
+
+    ``dtype`` may be a dtype or a NumPy type (an abstract one such as
+    ``np.integer`` checks the kind); a None in ``shape`` is any length.
+    """
+    if type(value) is not np.ndarray:
+        _fail(f"{name} must be a NumPy array, not {type(value).__name__}")
+    if dtype is not None:
+        if isinstance(dtype, type) and dtype in (np.integer, np.floating):
+            ok = np.issubdtype(value.dtype, dtype)
+        else:
+            ok = value.dtype == np.dtype(dtype)
+        if not ok:
+            _fail(f"{name} has dtype {value.dtype}; expected {np.dtype(dtype)}")
+    if ndim is not None and value.ndim != ndim:
+        _fail(f"{name} has {value.ndim} dimensions; expected {ndim}")
+    if shape is not None and (
+        value.ndim != len(shape)
+        or any(s is not None and s != v for s, v in zip(shape, value.shape))
+    ):
+        want = "(" + ", ".join("any" if s is None else str(s) for s in shape)
+        _fail(f"{name} has shape {value.shape}; expected {want})")
+    if contiguous and not value.flags.c_contiguous:
+        _fail(f"{name} is not C-contiguous")
+    return value
+
+
+def _list(value, name, length=None):
+    if type(value) is not list:
+        _fail(f"{name} must be a list, not {type(value).__name__}")
+    if length is not None and len(value) != length:
+        _fail(f"{name} has {len(value)} items; expected {length}")
+    return value
+
+
+# -- trees ----------------------------------------------------------------------
+def check_tree(tree, name, n_features, n_categorical=None, n_bins_non_missing=None):
+    """Check one :class:`~eraboost.predictor.TreePredictor`.
+
+    Parameters
+    ----------
+    tree : object
+        What the file holds where a tree is expected.
+    name : str
+        Where it is, for messages (``"_predictors[3][0]"``).
+    n_features : int
+        Columns of the matrix the tree is applied to.
+    n_categorical : int or None
+        Number of categorical features (the first ones, in the engine's
+        order); None when categorical splits are not possible (forests).
+    n_bins_non_missing : ndarray or None
+        Bins of each feature, when known: a numeric split's binned threshold
+        must be one of them.
+    """
+    from .predictor import TreePredictor
+
+    if type(tree) is not TreePredictor:
+        _fail(f"{name} must be a TreePredictor, not {type(tree).__name__}")
+    state = vars(tree)
+    for attr in ("nodes", "binned_left_cat_bitsets", "raw_left_cat_bitsets"):
+        if attr not in state:
+            _fail(f"{name} lacks its {attr}")
+    nodes = _array(tree.nodes, f"{name}.nodes", NODE_DTYPE, 1, contiguous=True)
+    n = nodes.shape[0]
+    if n == 0:
+        _fail(f"{name}.nodes is empty (a tree has at least a root)")
+    n_bitsets = None
+    for attr in ("binned_left_cat_bitsets", "raw_left_cat_bitsets"):
+        bitsets = _array(
+            state[attr], f"{name}.{attr}", BITSET_DTYPE, 2, (None, 8), True
+        )
+        if n_bitsets is not None and bitsets.shape[0] != n_bitsets:
+            _fail(f"{name}'s binned and raw category bitsets differ in number")
+        n_bitsets = bitsets.shape[0]
+
+    for flag in _FLAGS:
+        bad = np.flatnonzero(nodes[flag] > 1)
+        if bad.size:
+            _fail(f"{name}: node {bad[0]} has {flag}={nodes[flag][bad[0]]} (0 or 1)")
+    is_leaf = nodes["is_leaf"] == 1
+    split = np.flatnonzero(~is_leaf)
+    leaf = np.flatnonzero(is_leaf)
+
+    # leaves: no children, not categorical, a finite value
+    bad = leaf[(nodes["left"][leaf] != 0) | (nodes["right"][leaf] != 0)]
+    if bad.size:
+        _fail(f"{name}: node {bad[0]} is marked a leaf but has children")
+    bad = leaf[nodes["is_categorical"][leaf] != 0]
+    if bad.size:
+        _fail(f"{name}: leaf {bad[0]} is marked categorical")
+    bad = leaf[~np.isfinite(nodes["value"][leaf])]
+    if bad.size:
+        _fail(f"{name}: leaf {bad[0]} has the value {nodes['value'][bad[0]]}")
+
+    # split nodes: children in range, features and thresholds within bounds
+    left = nodes["left"][split].astype(np.int64)
+    right = nodes["right"][split].astype(np.int64)
+    bad = split[(left >= n) | (right >= n)]
+    if bad.size:
+        i = bad[0]
+        _fail(
+            f"{name}: node {i} has the child index "
+            f"{max(int(nodes['left'][i]), int(nodes['right'][i]))}; the tree "
+            f"has {n} nodes"
+        )
+    feature = nodes["feature"][split]
+    bad = split[(feature < 0) | (feature >= n_features)]
+    if bad.size:
+        _fail(
+            f"{name}: node {bad[0]} splits on feature {nodes['feature'][bad[0]]}; "
+            f"the model has {n_features} features"
+        )
+    cat = nodes["is_categorical"][split] == 1
+    threshold = nodes["threshold"][split]
+    bad = split[~cat & np.isnan(threshold)]
+    if bad.size:
+        _fail(f"{name}: node {bad[0]} has a NaN threshold")
+    if n_bins_non_missing is not None:
+        bins = n_bins_non_missing[feature]
+        bad = split[~cat & (nodes["bin_threshold"][split] >= bins)]
+        if bad.size:
+            _fail(f"{name}: node {bad[0]}'s binned threshold is beyond its bins")
+    if cat.any():
+        cat_nodes = split[cat]
+        if n_categorical is None:
+            _fail(
+                f"{name}: node {cat_nodes[0]} is a categorical split in a model "
+                "without categorical features"
+            )
+        bad = cat_nodes[nodes["feature"][cat_nodes] >= n_categorical]
+        if bad.size:
+            _fail(
+                f"{name}: node {bad[0]} is a categorical split on the numeric "
+                f"feature {nodes['feature'][bad[0]]}"
+            )
+        known = nodes["threshold"][cat_nodes]
+        bad = cat_nodes[~((known >= 0) & (known <= _BITSET_BITS))]
+        if bad.size:
+            _fail(
+                f"{name}: categorical node {bad[0]} has {known[0]} known "
+                f"categories (at most {_BITSET_BITS})"
+            )
+        bad = cat_nodes[nodes["bitset_idx"][cat_nodes] >= n_bitsets]
+        if bad.size:
+            _fail(
+                f"{name}: categorical node {bad[0]} uses bitset "
+                f"{nodes['bitset_idx'][bad[0]]}; the tree has {n_bitsets}"
+            )
+
+    # the nodes form one tree rooted at node 0: every node but the root is
+    # the child of exactly one split, and all are reached from the root
+    children = np.concatenate([left, right])
+    parents = np.bincount(children, minlength=n)
+    if parents[0]:
+        _fail(f"{name}: the root is the child of another node (a cycle)")
+    bad = np.flatnonzero(parents[1:] != 1) + 1
+    if bad.size:
+        i = bad[0]
+        _fail(
+            f"{name}: node {i} is the child of {parents[i]} nodes "
+            "(every node but the root has exactly one parent)"
+        )
+    child_of = np.zeros((n, 2), dtype=np.int64)
+    child_of[split, 0], child_of[split, 1] = left, right
+    depth = nodes["depth"].astype(np.int64)
+    if depth[0] != 0:
+        _fail(f"{name}: the root has depth {depth[0]}")
+    reached, level = 1, np.zeros(1, dtype=np.int64)
+    while level.size:
+        level = level[~is_leaf[level]]
+        kids = child_of[level]
+        wrong = (depth[kids] != depth[level, None] + 1).any(axis=1)
+        if wrong.any():
+            i = level[np.flatnonzero(wrong)[0]]
+            _fail(f"{name}: the children of node {i} have wrong depths")
+        level = kids.ravel()
+        reached += level.size
+    if reached != n:
+        _fail(
+            f"{name}: {n - reached} of its {n} nodes are not reached from the "
+            "root (a cycle or a detached part)"
+        )
+
+
+def check_bin_mapper(mapper, n_features, name="_bin_mapper"):
+    """Check the fitted :class:`~eraboost.binning.BinMapper` (used by a warm
+    start); returns its ``n_bins_non_missing_``."""
+    from ._binning import build_lookup
+    from .binning import BinMapper
+
+    if type(mapper) is not BinMapper:
+        _fail(f"{name} must be a BinMapper, not {type(mapper).__name__}")
+    shape = (n_features,)
+    n_bins = _array(
+        _attr(mapper, "n_bins_non_missing_"),
+        f"{name}.n_bins_non_missing_",
+        np.uint32,
+        shape=shape,
+    )
+    if np.any(n_bins > 255):
+        _fail(f"{name}.n_bins_non_missing_ holds more than 255 bins")
+    missing = _array(
+        _attr(mapper, "missing_bin_"), f"{name}.missing_bin_", np.uint32, shape=shape
+    )
+    total = _array(_attr(mapper, "n_bins_"), f"{name}.n_bins_", np.uint32, shape=shape)
+    if not (np.array_equal(missing, n_bins) and np.array_equal(total, n_bins + 1)):
+        _fail(f"{name}'s numbers of bins disagree")
+    thresholds = _list(
+        _attr(mapper, "bin_thresholds_"), f"{name}.bin_thresholds_", n_features
+    )
+    for f, t in enumerate(thresholds):
+        _array(t, f"{name}.bin_thresholds_[{f}]", np.float64, 1, contiguous=True)
+        if t.size > 255:
+            _fail(f"{name}.bin_thresholds_[{f}] has {t.size} thresholds")
+    is_integer = _attr(mapper, "is_integer_")
+    if not isinstance(is_integer, (bool, np.bool_)):
+        _fail(f"{name}.is_integer_ must be a boolean")
+    if is_integer:
+        lo = _array(_attr(mapper, "_lo"), f"{name}._lo", np.int32, shape=shape)
+        hi = _array(_attr(mapper, "_hi"), f"{name}._hi", np.int32, shape=shape)
+        lut = _attr(mapper, "_lut")
+        start = _attr(mapper, "_lut_start")
+        # 8- and 16-bit input: a table has at most 65,536 entries
+        if np.any(hi.astype(np.int64) - lo > 65535):
+            _fail(f"{name}'s lookup tables are too large")
+        expected_lut, expected_start = build_lookup(
+            thresholds, np.ascontiguousarray(lo), np.ascontiguousarray(hi)
+        )
+        for value, expected, what in (
+            (lut, expected_lut, "_lut"),
+            (start, expected_start, "_lut_start"),
+        ):
+            _array(value, f"{name}.{what}", expected.dtype, 1)
+            if not np.array_equal(value, expected):
+                _fail(f"{name}.{what} does not match its thresholds")
+    return n_bins
+
+
+# -- estimators -----------------------------------------------------------------
+def _check_params(est):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from .metrics import _AGGREGATES, _METRICS, EraScorer
+
+    try:
+        est._validate_params()
+    except InvalidParameterError as exc:
+        _fail(f"invalid parameter: {exc}")
+    except Exception as exc:
+        _fail(f"invalid parameters ({type(exc).__name__}: {exc})")
+    scoring = vars(est).get("scoring")
+    if isinstance(scoring, EraScorer):
+        if type(scoring) is not EraScorer or set(vars(scoring)) != {
+            "metric",
+            "aggregate",
+        }:
+            _fail("scoring is not an era scorer made by make_era_scorer")
+        if not (isinstance(scoring.metric, str) and scoring.metric in _METRICS):
+            _fail(f"scoring has an unknown metric {scoring.metric!r}")
+        if not (
+            isinstance(scoring.aggregate, str) and scoring.aggregate in _AGGREGATES
+        ):
+            _fail(f"scoring has an unknown aggregate {scoring.aggregate!r}")
+
+
+def _check_features(est):
+    n_features = _int(_attr(est, "n_features_in_"), "n_features_in_", 1)
+    names = vars(est).get("feature_names_in_")
+    if names is not None or "feature_names_in_" in vars(est):
+        _array(names, "feature_names_in_", object, 1, (n_features,))
+        if not all(isinstance(s, str) for s in names):
+            _fail("feature_names_in_ must hold strings")
+    return n_features
+
+
+def _check_classes(est, n_classes=None):
+    classes = _array(_attr(est, "classes_"), "classes_", ndim=1)
+    if classes.dtype.hasobject and not all(
+        isinstance(c, (str, numbers.Number)) for c in classes
+    ):
+        _fail("classes_ must hold strings or numbers")
+    if classes.size == 0:
+        _fail("classes_ is empty")
+    if n_classes is not None and classes.size not in n_classes:
+        _fail(
+            f"classes_ has {classes.size} classes; the trees predict "
+            f"{' or '.join(map(str, n_classes))}"
+        )
+    return classes
+
+
+def _check_booster(est, is_classifier):
+    from sklearn._loss.loss import (
+        BaseLoss,
+        HalfBinomialLoss,
+        HalfMultinomialLoss,
+    )
+
+    n_features = _check_features(est)
+    k = _int(_attr(est, "n_trees_per_iteration_"), "n_trees_per_iteration_", 1)
+    loss = _attr(est, "_loss")
+    if not isinstance(loss, BaseLoss):
+        _fail(f"_loss must be a scikit-learn loss, not {type(loss).__name__}")
+    if is_classifier:
+        expected = HalfBinomialLoss if k == 1 else HalfMultinomialLoss
+        if type(loss) is not expected:
+            _fail(f"_loss is {type(loss).__name__}; expected {expected.__name__}")
+        _check_classes(est, (1, 2) if k == 1 else (k,))
+    elif k != 1:
+        _fail(f"a regressor grows one tree per iteration, not {k}")
+    baseline = _array(
+        _attr(est, "_baseline_prediction"),
+        "_baseline_prediction",
+        np.float64,
+        shape=(1, k),
+    )
+    if not np.all(np.isfinite(baseline)):
+        _fail("_baseline_prediction is not finite")
+
+    is_categorical = _attr(est, "is_categorical_")
+    preprocessor = _attr(est, "_preprocessor")
+    n_categorical = 0
+    if is_categorical is None:
+        if preprocessor is not None:
+            _fail("_preprocessor is set but is_categorical_ is None")
+    else:
+        from sklearn.compose import ColumnTransformer
+
+        _array(is_categorical, "is_categorical_", np.bool_, shape=(n_features,))
+        if type(preprocessor) is not ColumnTransformer:
+            _fail(
+                "a model with categorical features needs its _preprocessor "
+                f"(a ColumnTransformer), not {type(preprocessor).__name__}"
+            )
+        n_categorical = int(is_categorical.sum())
+        counts = _array(
+            _attr(est, "_n_categories"), "_n_categories", shape=(n_categorical,)
+        )
+        if not np.issubdtype(counts.dtype, np.integer):
+            _fail("_n_categories must hold integers")
+
+    n_bins = check_bin_mapper(_attr(est, "_bin_mapper"), n_features)
+    stages = _list(_attr(est, "_predictors"), "_predictors")
+    for i, stage in enumerate(stages):
+        _list(stage, f"_predictors[{i}]", k)
+        for j, tree in enumerate(stage):
+            where = f"_predictors[{i}][{j}]"
+            check_tree(tree, where, n_features, n_categorical, n_bins)
+
+
+def _check_forest(est, is_classifier):
+    n_features = _check_features(est)
+    if is_classifier:
+        _check_classes(est, (2,))
+    trees = _list(_attr(est, "estimators_"), "estimators_")
+    if not trees:
+        _fail("estimators_ is empty")
+    n_bins = None
+    if "_bin_mapper" in vars(est):
+        n_bins = check_bin_mapper(est._bin_mapper, n_features)
+    for i, tree in enumerate(trees):
+        check_tree(tree, f"estimators_[{i}]", n_features, None, n_bins)
+
+
+def _check_robust_tree(est):
+    n_features = _check_features(est)
+    depth = _int(est.max_depth, "max_depth", 1, 4)
+    n_classes = _check_classes(est).size
+    n_splits, n_leaves = 2**depth - 1, 2**depth
+    features = _array(
+        _attr(est, "tree_features_"), "tree_features_", np.int64, shape=(n_splits,)
+    )
+    if np.any((features < 0) | (features >= n_features)):
+        _fail(f"tree_features_ holds a feature outside 0 .. {n_features - 1}")
+    thresholds = _array(
+        _attr(est, "tree_thresholds_"),
+        "tree_thresholds_",
+        np.float64,
+        shape=(n_splits,),
+    )
+    if np.any(np.isnan(thresholds)):
+        _fail("tree_thresholds_ holds NaN")
+    leaves = _array(
+        _attr(est, "leaf_values_"), "leaf_values_", np.int64, shape=(n_leaves,)
+    )
+    if np.any((leaves < 0) | (leaves >= n_classes)):
+        _fail(f"leaf_values_ holds a class outside 0 .. {n_classes - 1}")
+    proba = _array(
+        _attr(est, "leaf_proba_"),
+        "leaf_proba_",
+        np.float64,
+        shape=(n_leaves, n_classes),
+    )
+    if not np.all(np.isfinite(proba)):
+        _fail("leaf_proba_ is not finite")
+
+
+def check_fitted_state(est):
+    """Check the fitted state of an eraboost estimator read from a file.
+
+    Parameters
+    ----------
+    est : HistGradientBoostingRegressor, HistGradientBoostingClassifier, \
+            InvariantForestRegressor, InvariantForestClassifier or \
+            RobustTreeClassifier
+
+    Raises
+    ------
+    UnsoundModel
+        Naming the first problem found.
+    """
+    from .classifier import HistGradientBoostingClassifier
+    from .forest import InvariantForestClassifier, InvariantForestRegressor
+    from .gradient_boosting import HistGradientBoostingRegressor
+    from .robust import RobustTreeClassifier
+
+    kind = type(est)
+    _check_params(est)
+    if kind is HistGradientBoostingRegressor:
+        _check_booster(est, is_classifier=False)
+    elif kind is HistGradientBoostingClassifier:
+        _check_booster(est, is_classifier=True)
+    elif kind is InvariantForestRegressor:
+        _check_forest(est, is_classifier=False)
+    elif kind is InvariantForestClassifier:
+        _check_forest(est, is_classifier=True)
+    elif kind is RobustTreeClassifier:
+        _check_robust_tree(est)
+    else:
+        _fail(f"{kind.__name__} is not an eraboost estimator")
