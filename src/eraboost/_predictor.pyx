@@ -33,6 +33,20 @@ cdef inline bint raw_goes_left(const node_t *node, double x,
     return x <= node.threshold
 
 
+# rows a thread must have before it is woken: a row's walk down a tree
+# takes tens of nanoseconds, waking a thread microseconds (and on a busy
+# machine a time slice), so a small batch is predicted by the calling thread
+cdef Py_ssize_t ROWS_PER_THREAD = 2048
+
+
+cdef inline int threads_for_rows(Py_ssize_t n, int n_threads) noexcept:
+    """At most one thread per ROWS_PER_THREAD rows, at least one."""
+    cdef Py_ssize_t nt = n // ROWS_PER_THREAD
+    if nt < 1:
+        return 1
+    return <int>nt if nt < n_threads else n_threads
+
+
 def predict_raw(const node_t[::1] nodes, const raw_t[:, :] X,
                 const uint32_t[:, ::1] cat_bitsets, double[::1] out,
                 int n_threads):
@@ -45,8 +59,9 @@ def predict_raw(const node_t[::1] nodes, const raw_t[:, :] X,
     """
     cdef Py_ssize_t i, n = X.shape[0]
     cdef const node_t *node
+    cdef int nt = threads_for_rows(n, n_threads)
     with nogil:
-        for i in prange(n, schedule='static', num_threads=n_threads):
+        for i in prange(n, schedule='static', num_threads=nt):
             node = &nodes[0]
             while not node.is_leaf:
                 if raw_goes_left(node, <double>X[i, node.feature], cat_bitsets):
@@ -65,8 +80,9 @@ def predict_binned(const node_t[::1] nodes, const BIN_t[:, :] X,
     cdef const node_t *node
     cdef BIN_t b
     cdef bint left
+    cdef int nt = threads_for_rows(n, n_threads)
     with nogil:
-        for i in prange(n, schedule='static', num_threads=n_threads):
+        for i in prange(n, schedule='static', num_threads=nt):
             node = &nodes[0]
             while not node.is_leaf:
                 b = X[i, node.feature]
