@@ -35,7 +35,7 @@ eraboost's ``BinMapper`` (no missing values); best-first trees bounded by
 
 import numpy as np
 
-from eraboost.binning import BinMapper
+from eraboost._engine.binning import BinMapper
 
 __all__ = ["WorstEraBooster", "worst_era_scores"]
 

@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from eraboost._criteria import rate_ratio_penalty
+from eraboost._engine._criteria import rate_ratio_penalty
 from sklearn.metrics import r2_score, roc_auc_score
 from sklearn.tree import DecisionTreeRegressor
 from threadpoolctl import threadpool_limits

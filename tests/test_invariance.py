@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from eraboost._criteria import invariance_penalty
+from eraboost._engine._criteria import invariance_penalty
 from reference import best_split
 from reference import invariance_penalty as ref_penalty
 from sklearn.base import clone

@@ -511,29 +511,6 @@ def test_era_scores_datetime_eras_in_time_order():
         era_scores(y[:2], y[:2], np.array(["NaT", "2024-01-01"], dtype="datetime64[D]"))
 
 
-@pytest.mark.parametrize("n_eras, bars", [(20, True), (300, False)])
-def test_report_plot_readable_with_many_eras(n_eras, bars):
-    pytest.importorskip("matplotlib")
-    from eraboost.report import era_scores_figure
-
-    rng = np.random.RandomState(0)
-    labels = np.arange(n_eras)
-    scores = {"a": rng.normal(size=n_eras), "b": rng.normal(size=n_eras)}
-    fig = era_scores_figure(labels, scores, "pearson")
-    ax = fig.axes[0]
-    assert (len(ax.patches) == 2 * n_eras) is bars
-    if not bars:
-        # per model: a thin per-era line and its moving mean; plus y = 0
-        assert len(ax.lines) == 2 * 2 + 1
-        smooth = ax.lines[1].get_ydata()
-        window = n_eras // 30
-        assert smooth[150] == pytest.approx(scores["a"][145:155].mean())
-        assert window == 10
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-
-
 @pytest.mark.parametrize("metric", ["pearson", "spearman", "numerai_corr"])
 def test_grouped_correlations_equal_the_era_by_era_functions(metric):
     # era_scores computes these three for all eras at once; each era's value

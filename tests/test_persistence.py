@@ -2,6 +2,7 @@
 
 import copy
 import errno
+import io
 import json
 import os
 import pickle
@@ -686,6 +687,92 @@ def test_contents_that_do_not_match_the_checksum_are_refused(tmp_path):
         archive.comment = comment
     with pytest.raises(ModelFileError, match="do not match the checksum"):
         load_model(path)
+
+
+# -- files written before the layout of issue 29 ------------------------------
+# the modules whose classes a model file names, before and after the engine
+# and the robust tree became subpackages
+_OLD_MODULES = {
+    "eraboost._engine.binning": "eraboost.binning",
+    "eraboost._engine.predictor": "eraboost.predictor",
+    "eraboost.robust._tree": "eraboost.robust",
+}
+
+
+def _as_written_before_the_move(path, edit=None):
+    """Rewrite a model file as the eraboost of before the move wrote it: its
+    schema names the old module paths, and the checksum is of the rewritten
+    members (as that eraboost computed it)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        contents = {name: archive.read(name) for name in archive.namelist()}
+    schema = contents["schema.json"].decode()
+    for new, old in _OLD_MODULES.items():
+        schema = schema.replace(f'"__module__": "{new}"', f'"__module__": "{old}"')
+    assert "eraboost._engine" not in schema and "robust._tree" not in schema
+    if edit is not None:
+        schema = edit(schema)
+    contents["schema.json"] = schema.encode()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in contents.items():
+            archive.writestr(name, content)
+    path.write_bytes(persistence._with_checksum(buffer.getvalue()))
+
+
+@pytest.mark.parametrize("name, est, Xp", MODELS, ids=[m[0] for m in MODELS])
+def test_files_written_before_the_move_load_and_predict_the_same(
+    name, est, Xp, tmp_path
+):
+    path = tmp_path / "old.skops"
+    save_model(est, path, metadata={"note": "before"})
+    _as_written_before_the_move(path)
+    names = set(skops.io.get_untrusted_types(file=path))
+    assert names & set(persistence.LEGACY_TYPES), names
+    assert not names & set(persistence.LEGACY_TYPES.values())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelVersionWarning)
+        loaded, meta = load_model(path, return_metadata=True)
+    assert type(loaded) is type(est) and meta == {"note": "before"}
+    for a, b in zip(_outputs(loaded, Xp), _outputs(est, Xp)):
+        np.testing.assert_array_equal(a, b)
+    # without the checksum (files from before checksums) too
+    import zipfile
+
+    with zipfile.ZipFile(path, "a") as archive:
+        archive.comment = b""
+    np.testing.assert_array_equal(load_model(path).predict(Xp), est.predict(Xp))
+
+
+def test_only_the_exact_old_names_are_renamed(tmp_path):
+    """Another class of an old module path, or an old name of a module
+    path that never held the class, stays refused."""
+    path = tmp_path / "old.skops"
+    for edit, refused in [
+        (
+            lambda s: s.replace('"__class__": "BinMapper"', '"__class__": "Evil"'),
+            "eraboost.binning.Evil",
+        ),
+        (
+            lambda s: s.replace(
+                '"__module__": "eraboost.predictor"', '"__module__": "eraboost.binning"'
+            ),
+            "eraboost.binning.TreePredictor",
+        ),
+    ]:
+        save_model(MODEL["regressor"][0], path)
+        _as_written_before_the_move(path, edit)
+        with pytest.raises(ModelFileError, match=rf"does not load \({refused}"):
+            load_model(path)
+
+
+def test_the_renaming_leaves_current_and_unreadable_files_alone(tmp_path):
+    save_model(MODEL["regressor"][0], tmp_path / "m.skops")
+    data = (tmp_path / "m.skops").read_bytes()
+    assert persistence._renamed_legacy_types(data) is data
+    for junk in (b"", b"PK\x03\x04 not a zip", data[: len(data) // 2]):
+        assert persistence._renamed_legacy_types(junk) is junk
 
 
 def _saved_file(folder):

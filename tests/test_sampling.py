@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from threadpoolctl import threadpool_limits
 
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
-from eraboost import grower as grower_module
+from eraboost._engine import grower as grower_module
 from eraboost.sampling import draw_count
 
 

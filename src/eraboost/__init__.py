@@ -54,6 +54,10 @@ _SUBMODULES = {
     "robust",
     "sampling",
 }
+# public submodule names that live elsewhere: ``eraboost.report`` is the
+# command line's report, ``eraboost.cli.report`` (it was ``eraboost/report.py``
+# before the command line became a package)
+_MOVED = {"report": "cli.report"}
 
 __all__ = [
     "EraKFold",
@@ -108,7 +112,7 @@ def __getattr__(name):
     elif name in _EXPORTS:
         value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
     elif name in _SUBMODULES:
-        value = import_module(f".{name}", __name__)
+        value = import_module(f".{_MOVED.get(name, name)}", __name__)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

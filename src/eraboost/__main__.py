@@ -1,4 +1,4 @@
-"""Entry point of ``eraboost`` and ``python -m eraboost`` (see ``cli.py``).
+"""Entry point of ``eraboost`` and ``python -m eraboost`` (see ``cli/``).
 
 Its first act is to make Ctrl-C (SIGINT) end the process at once with one
 line and exit status 130: while the command line loads (numpy, scikit-learn)

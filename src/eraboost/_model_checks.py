@@ -19,7 +19,7 @@ import numbers
 
 import numpy as np
 
-from ._common import BITSET_DTYPE, NODE_DTYPE
+from ._engine._common import BITSET_DTYPE, NODE_DTYPE
 
 # bits of a categorical bitset (8 x 32): categories 0 .. 255
 _BITSET_BITS = 256
@@ -90,7 +90,7 @@ def _list(value, name, length=None):
 
 # -- trees ----------------------------------------------------------------------
 def check_tree(tree, name, n_features, n_categorical=None, n_bins_non_missing=None):
-    """Check one :class:`~eraboost.predictor.TreePredictor`.
+    """Check one :class:`~eraboost._engine.predictor.TreePredictor`.
 
     Parameters
     ----------
@@ -107,7 +107,7 @@ def check_tree(tree, name, n_features, n_categorical=None, n_bins_non_missing=No
         Bins of each feature, when known: a numeric split's binned threshold
         must be one of them.
     """
-    from .predictor import TreePredictor
+    from ._engine.predictor import TreePredictor
 
     if type(tree) is not TreePredictor:
         _fail(f"{name} must be a TreePredictor, not {type(tree).__name__}")
@@ -238,10 +238,10 @@ def check_tree(tree, name, n_features, n_categorical=None, n_bins_non_missing=No
 
 
 def check_bin_mapper(mapper, n_features, name="_bin_mapper"):
-    """Check the fitted :class:`~eraboost.binning.BinMapper` (used by a warm
+    """Check the fitted :class:`~eraboost._engine.binning.BinMapper` (used by a warm
     start); returns its ``n_bins_non_missing_``."""
-    from ._binning import build_lookup
-    from .binning import BinMapper
+    from ._engine._binning import build_lookup
+    from ._engine.binning import BinMapper
 
     if type(mapper) is not BinMapper:
         _fail(f"{name} must be a BinMapper, not {type(mapper).__name__}")

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._common import Y_DTYPE
+from ._engine._common import Y_DTYPE
 from .gradient_boosting import BaseHistGradientBoosting
 
 

@@ -39,7 +39,11 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._common import G_DTYPE, SPLIT_TYPES
+from ._engine._common import G_DTYPE, SPLIT_TYPES
+from ._engine._openmp import effective_n_threads
+from ._engine.binning import INT_DTYPES, BinMapper
+from ._engine.engine import EngineSettings, build_engine
+from ._engine.grower import TreeGrower
 from ._eras import (
     check_boltzmann_alpha,
     check_eras,
@@ -47,10 +51,6 @@ from ._eras import (
     label_list,
     warn_single_era,
 )
-from ._openmp import effective_n_threads
-from .binning import INT_DTYPES, BinMapper
-from .engine import EngineSettings, build_engine
-from .grower import TreeGrower
 
 MAX_INT = np.iinfo(np.int32).max
 # gradients and hessians are float32 (G_DTYPE): targets and weights above

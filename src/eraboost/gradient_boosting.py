@@ -42,7 +42,13 @@ from ._categorical import (
     remap_interaction_cst,
     remap_monotonic_cst,
 )
-from ._common import G_DTYPE, SPLIT_TYPES, Y_DTYPE
+from ._engine._common import G_DTYPE, SPLIT_TYPES, Y_DTYPE
+from ._engine._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
+from ._engine._openmp import effective_n_threads
+from ._engine._predictor import add_leaf_values
+from ._engine.binning import INT_DTYPES, BinMapper
+from ._engine.engine import EngineSettings, build_engine
+from ._engine.grower import TreeGrower
 from ._eras import (
     EncodedEras,
     check_boltzmann_alpha,
@@ -51,13 +57,7 @@ from ._eras import (
     era_train_val_split,
     warn_single_era,
 )
-from ._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
-from ._openmp import effective_n_threads
-from ._predictor import add_leaf_values
-from .binning import INT_DTYPES, BinMapper
 from .callbacks import IterationInfo, check_callbacks
-from .engine import EngineSettings, build_engine
-from .grower import TreeGrower
 from .inspection import feature_importances
 from .metrics import EraScorer
 from .sampling import TreeSampler
@@ -907,7 +907,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
 
     def _update_gradients(self, data, state, gradient, hessian, n_threads):
         """Gradients (and hessians, unless constant) at the raw predictions,
-        on eraboost's own threads (:mod:`eraboost._loss_calls`)."""
+        on eraboost's own threads (:mod:`eraboost._engine._loss_calls`)."""
         if self._loss.constant_hessian:
             loss_gradient(
                 self._loss,

@@ -16,8 +16,8 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._categorical import internal_order
+from ._engine.predictor import TreePredictor
 from ._eras import check_eras
-from .predictor import TreePredictor
 
 __all__ = [
     "era_importances",

@@ -14,7 +14,10 @@ SHA-256 checksum of its members, which detects a damaged file.
 Loading checks, before building any object, that the file names only types
 of a fixed allowlist (:data:`TRUSTED_TYPES`: eraboost's own classes and the
 few scikit-learn helpers a fitted model holds, on top of skops' defaults);
-anything else is refused with :class:`ModelFileError`. No pickle is ever
+anything else is refused with :class:`ModelFileError`. Files written before
+the engine and the robust tree became subpackages name three of those types
+by their old module paths (``eraboost.binning.BinMapper``...): exactly these
+names are read as the current ones (:data:`LEGACY_TYPES`). No pickle is ever
 read: a pickle or joblib file is refused with a message saying so. Once
 built, the estimator's fitted state is checked (``_model_checks``): every
 array ``predict`` uses has the right dtype and shape, the trees are trees,
@@ -31,6 +34,7 @@ you trust.
 import functools
 import hashlib
 import io
+import json
 import warnings
 import zipfile
 from pathlib import Path
@@ -38,6 +42,7 @@ from pathlib import Path
 from ._atomic import atomic_write
 
 __all__ = [
+    "LEGACY_TYPES",
     "MODEL_FORMAT",
     "TRUSTED_TYPES",
     "ModelFileError",
@@ -52,7 +57,8 @@ MODEL_VERSION = 1
 #: Types a model file may hold besides skops' defaults (builtins, NumPy
 #: arrays and scalars, scikit-learn estimators, losses and links).
 TRUSTED_TYPES = (
-    "eraboost.binning.BinMapper",
+    "eraboost._engine.binning.BinMapper",
+    "eraboost._engine.predictor.TreePredictor",
     "eraboost.classifier.HistGradientBoostingClassifier",
     "eraboost.forest.InvariantForestClassifier",
     "eraboost.forest.InvariantForestRegressor",
@@ -60,8 +66,7 @@ TRUSTED_TYPES = (
     # scoring=make_era_scorer(...): a metric name and an aggregate name (a
     # callable metric would be a type outside the allowlist)
     "eraboost.metrics.EraScorer",
-    "eraboost.predictor.TreePredictor",
-    "eraboost.robust.RobustTreeClassifier",
+    "eraboost.robust._tree.RobustTreeClassifier",
     # the encoder of categorical features converts the numeric columns with
     # functools.partial(check_array, dtype=...)
     "functools.partial",
@@ -74,8 +79,21 @@ _ESTIMATORS = (
     "eraboost.forest.InvariantForestClassifier",
     "eraboost.forest.InvariantForestRegressor",
     "eraboost.gradient_boosting.HistGradientBoostingRegressor",
-    "eraboost.robust.RobustTreeClassifier",
+    "eraboost.robust._tree.RobustTreeClassifier",
 )
+
+#: The types of :data:`TRUSTED_TYPES` under the names that files written
+#: before the engine and the robust tree became subpackages (eraboost 0.1.0
+#: development versions up to issue 29) record: ``load_model`` renames them
+#: in the file's schema before checking and loading it, so that those files
+#: load as before (and only these exact names are renamed).
+LEGACY_TYPES = {
+    "eraboost.binning.BinMapper": "eraboost._engine.binning.BinMapper",
+    "eraboost.predictor.TreePredictor": "eraboost._engine.predictor.TreePredictor",
+    "eraboost.robust.RobustTreeClassifier": (
+        "eraboost.robust._tree.RobustTreeClassifier"
+    ),
+}
 
 # attributes needed only during fit, dropped from the file (a user's
 # scorer or callback would need types outside the allowlist)
@@ -146,6 +164,51 @@ def _versions():
         "scikit-learn": sklearn.__version__,
         "numpy": numpy.__version__,
     }
+
+
+def _renamed_legacy_types(data):
+    """The skops archive ``data`` with the old type names of its schema
+    (:data:`LEGACY_TYPES`) replaced by the current ones; ``data`` itself
+    when it names none of them or cannot be read (the checks that follow
+    refuse it then).
+
+    Only the ``__module__`` of a ``(__module__, __class__)`` pair naming
+    exactly one of those types changes; nothing is imported or built."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            raw = archive.read("schema.json")
+            if not any(
+                f'"{old.rpartition(".")[0]}"'.encode() in raw for old in LEGACY_TYPES
+            ):
+                return data
+            schema = json.loads(raw)
+            renamed = False
+            stack = [schema]
+            while stack:  # no recursion: a file may nest deeply
+                node = stack.pop()
+                if isinstance(node, dict):
+                    module, name = node.get("__module__"), node.get("__class__")
+                    if isinstance(module, str) and isinstance(name, str):
+                        new = LEGACY_TYPES.get(f"{module}.{name}")
+                        if new is not None:
+                            node["__module__"] = new.rpartition(".")[0]
+                            renamed = True
+                    stack.extend(node.values())
+                elif isinstance(node, list):
+                    stack.extend(node)
+            if not renamed:
+                return data
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as out:
+                for info in archive.infolist():
+                    if info.filename == "schema.json":
+                        content = json.dumps(schema).encode()
+                    else:
+                        content = archive.read(info)
+                    out.writestr(info.filename, content)
+            return buffer.getvalue()
+    except Exception:
+        return data
 
 
 def _untrusted(data):
@@ -453,6 +516,9 @@ def load_model(path, *, return_metadata=False):
         )
     data = path.read_bytes()  # checked and loaded from the same bytes
     _check_archive(path, data)
+    # files written before the engine and the robust tree became
+    # subpackages name their types by the old module paths
+    data = _renamed_legacy_types(data)
     try:
         untrusted = set(sio.get_untrusted_types(data=data))
     except Exception as exc:

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from eraboost._criteria import boltzmann_operator, era_split_score
+from eraboost._engine._criteria import boltzmann_operator, era_split_score
 from reference import best_split, boltzmann, newton, score
 from sklearn.base import clone
 

@@ -8,8 +8,9 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
 
-from eraboost import HistGradientBoostingRegressor, binning, grower
-from eraboost.binning import BinMapper
+from eraboost import HistGradientBoostingRegressor
+from eraboost._engine import _memory, binning
+from eraboost._engine.binning import BinMapper
 
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16]
 
@@ -160,14 +161,14 @@ def test_memory_guard_raises_before_allocating(monkeypatch):
     # 20,000 continuous rows in 10,000 eras, 50 features of 255 bins:
     # 10,000 x 50 x 255 cells x 12 B = 1.5 GB per node, x 16 live nodes
     allocations = []
-    real_get = grower.HistogramPool.get
+    real_get = _memory.HistogramPool.get
 
     def get(self):
         allocations.append(self.size)
         return real_get(self)
 
-    monkeypatch.setattr(grower.HistogramPool, "get", get)
-    monkeypatch.setattr(grower, "available_memory", lambda: 24 * 2**30)
+    monkeypatch.setattr(_memory.HistogramPool, "get", get)
+    monkeypatch.setattr(_memory, "available_memory", lambda: 24 * 2**30)
     rng = np.random.RandomState(0)
     X = rng.normal(size=(20_000, 50))
     y = X[:, 0] + rng.normal(size=20_000)

@@ -248,7 +248,7 @@ def test_int8_columns_reach_fit_as_int8(data, seen, tmp_path):
         ),
         tmp_path / "mixed.parquet",
     )
-    from eraboost._tables import Table
+    from eraboost.cli._tables import Table
 
     table = Table(tmp_path / "mixed.parquet")
     Xab, _, _ = table.read(["a", "b"])
@@ -873,7 +873,7 @@ def test_default_features_and_csv_integers(data, tmp_path, seen):
     table["era"] = eras
     table["wide"] = np.arange(len(y)) * 1000  # needs more than int16
     table.to_csv(tmp_path / "train.csv", index=False)
-    from eraboost._tables import Table
+    from eraboost.cli._tables import Table
 
     Xr, cols, _ = Table(tmp_path / "train.csv").read(FEATURES, ["era", "wide"])
     assert Xr.dtype == np.int8 and cols["era"].dtype == np.int8
@@ -999,7 +999,7 @@ def test_report_of_a_model_named_era(data, tmp_path):
     assert header == ["era", "era (model)", "original", "era (model)-2"]
     rows = _read_csv(tmp_path / "rep" / "summary.csv")
     assert [r["model"] for r in rows] == header[1:]
-    from eraboost.report import write_report
+    from eraboost.cli.report import write_report
 
     with pytest.raises(ValueError, match="a model cannot be named 'era'"):
         write_report(tmp_path / "x", [1], {"era": [0.1]}, {"era": {}}, "pearson")
@@ -1177,7 +1177,7 @@ def test_help_and_version_load_no_numpy(tmp_path):
 
 
 def test_parser_choices_match_the_package():
-    from eraboost._common import SPLIT_TYPES
+    from eraboost._engine._common import SPLIT_TYPES
     from eraboost.metrics import METRIC_NAMES
 
     assert tuple(sorted(SPLIT_TYPES)) == cli.SPLIT_TYPE_CHOICES

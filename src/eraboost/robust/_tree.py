@@ -27,8 +27,8 @@ subtree choices for shallow trees, else with one "is correctly classified"
 indicator per distinct (point, label) pair bounded by a max-flow (strong)
 formulation of the tree.
 
-The solver lives in :mod:`eraboost._robust_solver`, the calibration in
-:mod:`eraboost._robust_calibration`. :func:`calibrate_costs_budget` turns a
+The solver lives in :mod:`eraboost.robust._solver`, the calibration in
+:mod:`eraboost.robust._calibration`. :func:`calibrate_costs_budget` turns a
 probability that an entry is unshifted and a likelihood-ratio threshold into
 costs and a budget (section 4).
 """
@@ -42,8 +42,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._robust_calibration import calibrate_costs_budget
-from ._robust_solver import (
+from ._calibration import calibrate_costs_budget
+from ._solver import (
     FlowMainProblem,
     SubtreeMainProblem,
     apply_tree,

@@ -3,7 +3,7 @@
 scikit-learn's wheel brings its own OpenMP runtime; eraboost's engine runs on
 the one it was built with. Inside the boosting loop the losses are called with
 ``n_threads=1`` on chunks of rows in eraboost's own threads
-(``eraboost._loss_calls``), with the same values as one call.
+(``eraboost._engine._loss_calls``), with the same values as one call.
 """
 
 import os
@@ -13,7 +13,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from eraboost._openmp import run_in_chunks
+from eraboost._engine._openmp import run_in_chunks
 from sklearn._loss.loss import (
     AbsoluteError,
     BaseLoss,
@@ -26,7 +26,7 @@ from sklearn._loss.loss import (
 )
 
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
-from eraboost._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
+from eraboost._engine._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
 
 
 @pytest.mark.parametrize("n", [0, 1, 3, 7, 40, 41, 1000])
@@ -155,8 +155,8 @@ def test_no_thread_of_another_runtime_is_started(tmp_path):
         import scipy.special, sklearn.metrics
         from sklearn._loss.loss import HalfSquaredError
         from eraboost import HistGradientBoostingRegressor
-        from eraboost.binning import BinMapper
-        from eraboost._openmp import effective_n_threads, run_in_chunks
+        from eraboost._engine.binning import BinMapper
+        from eraboost._engine._openmp import effective_n_threads, run_in_chunks
 
         def threads():
             return len(os.listdir("/proc/self/task"))

@@ -7,7 +7,7 @@ runtimes take turns, and with the default wait policy each one's idle threads
 spin while the other works (a fit several times slower on 2 cores). So the
 boosting loop calls every loss with ``n_threads=1``, on contiguous chunks of
 rows, each chunk in one of eraboost's own OpenMP threads
-(:func:`eraboost._openmp.run_in_chunks`). The values are those of a single
+(:func:`eraboost._engine._openmp.run_in_chunks`). The values are those of a single
 call: every element is computed by the same scalar code.
 """
 

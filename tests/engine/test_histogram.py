@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from eraboost._histogram import HistogramBuilder, era_runs, histogram_layout
+from eraboost._engine._histogram import HistogramBuilder, era_runs, histogram_layout
 
 
 def make_data(seed, n=400, n_eras=5, n_bins=(6, 3, 17, 256), const_h=False):

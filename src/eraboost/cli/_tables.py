@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._atomic import atomic_write
+from .._atomic import atomic_write
 
 _BATCH_ROWS = 1 << 16
 

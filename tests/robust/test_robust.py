@@ -169,7 +169,7 @@ def test_flow_formulation_matches_brute_force(
     monkeypatch, seed, depth, budget, costs, shift
 ):
     # force the fallback main problem used for deep trees
-    import eraboost.robust as robust
+    import eraboost.robust._tree as robust
 
     monkeypatch.setattr(robust, "_MAX_EXTENDED_VARS", 0)
     _X, _y, n, clf, best, evaluate = _fit_and_brute_force(

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._atomic import atomic_write
-from .metrics import era_scores, era_summary, greater_is_better
+from .._atomic import atomic_write
+from ..metrics import era_scores, era_summary, greater_is_better
 
 #: The files of a report, in the order :func:`write_report` returns them.
 REPORT_FILES = ("era_scores.csv", "summary.csv", "era_scores.png", "cumulative.png")

@@ -16,8 +16,8 @@ import numpy as np
 
 from ._common import MIN_HESSIAN_TO_SPLIT, SPLIT_TYPES
 from ._histogram import HistogramBuilder, histogram_layout
+from ._memory import HistogramPool, check_histogram_memory, memory_budget
 from ._splitting import PENALTY_KINDS, Splitter
-from .grower import HistogramPool, check_histogram_memory, memory_budget
 
 __all__ = ["MIN_HESSIAN_TO_SPLIT", "Engine", "EngineSettings", "build_engine"]
 

@@ -12,7 +12,7 @@ from sklearn.ensemble._hist_gradient_boosting.binning import (
     _BinMapper as SkBinMapper,
 )
 
-from eraboost.binning import BinMapper
+from eraboost._engine.binning import BinMapper
 
 
 def assert_same_binning(X, max_bins=255, sample_weight=None, **kw):

@@ -13,9 +13,9 @@ import pytest
 from reference import best_split
 from test_criteria import check_tree
 
-from eraboost.binning import BinMapper
-from eraboost.engine import EngineSettings, build_engine
-from eraboost.grower import TreeGrower
+from eraboost._engine.binning import BinMapper
+from eraboost._engine.engine import EngineSettings, build_engine
+from eraboost._engine.grower import TreeGrower
 
 SPLIT_TYPES = ["original", "era", "directional"]
 

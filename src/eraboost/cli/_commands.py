@@ -34,7 +34,7 @@ DEFAULT_FEATURE_PREFIX = "feature"
 _MAX_ERROR_CHARS = 1000
 #: ``split_type`` values and ``--metric`` names offered by the parser, kept
 #: here so that building it imports no numpy (tests check them against
-#: ``eraboost._common.SPLIT_TYPES`` and ``eraboost.metrics.METRIC_NAMES``).
+#: ``eraboost._engine._common.SPLIT_TYPES`` and ``eraboost.metrics.METRIC_NAMES``).
 SPLIT_TYPE_CHOICES = ("directional", "era", "original")
 METRIC_CHOICES = ("accuracy", "mse", "numerai_corr", "pearson", "roc_auc", "spearman")
 #: The line printed on Ctrl-C (outside training), with exit status 130.
@@ -48,8 +48,8 @@ class CLIError(Exception):
 
 
 def _estimator_class(task):
-    from .classifier import HistGradientBoostingClassifier
-    from .gradient_boosting import HistGradientBoostingRegressor
+    from ..classifier import HistGradientBoostingClassifier
+    from ..gradient_boosting import HistGradientBoostingRegressor
 
     if task == "regression":
         return HistGradientBoostingRegressor
@@ -98,7 +98,7 @@ def _shown(values, limit=5):
 # -- model files --------------------------------------------------------------
 def _load(path):
     """The estimator of a model file and its metadata, with the feature list."""
-    from .persistence import load_model
+    from ..persistence import load_model
 
     est, meta = load_model(path, return_metadata=True)
     meta = dict(meta)
@@ -283,7 +283,7 @@ def _make_estimator(args, table):
                 "--param early_stopping=False"
             )
         params["early_stopping"] = True
-    from .gradient_boosting import check_params
+    from ..gradient_boosting import check_params
 
     est = check_params(cls(**params))  # scikit-learn's checks, as fit does them
     return est, task, given
@@ -365,9 +365,9 @@ def _check_roles(args):
 
 def cmd_train(args):
     """``eraboost train``: fit a model on a table and save it."""
+    from ..persistence import save_model
     from ._progress import TrainingProgress
     from ._tables import Table
-    from .persistence import save_model
 
     _check_roles(args)
     _check_not_an_input(
@@ -517,7 +517,7 @@ def _scores_for(est, X, metric):
     """What ``metric`` scores: decisions for ROC AUC, predictions otherwise."""
     import numpy as np
 
-    from .metrics import make_era_scorer
+    from ..metrics import make_era_scorer
 
     return np.asarray(make_era_scorer(metric).response(est, X))
 
@@ -596,7 +596,7 @@ def _summary_table(summaries, metric):
 
 def cmd_demo(args):
     """``eraboost demo``: the split types side by side on synthetic eras."""
-    from .demo import run_demo
+    from ..demo import run_demo
 
     run_demo(n_eras=args.n_eras, rows_per_era=args.rows_per_era, seed=args.seed)
     return 0
@@ -624,7 +624,7 @@ class _VersionAction(argparse.Action):
         )
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from . import __version__
+        from .. import __version__
 
         parser._print_message(f"eraboost {__version__}\n", sys.stdout)
         parser.exit()
