@@ -1194,3 +1194,28 @@ def test_package_names_stay_importable():
     assert eraboost.__version__ == version("eraboost")
     for name in eraboost.__all__:
         assert getattr(eraboost, name) is not None
+
+
+def test_ctrl_c_inside_an_import_is_an_interruption(capsys):
+    """A Ctrl-C while a command imports a compiled module (numpy) comes back
+    as an ImportError raised while handling the KeyboardInterrupt: it is an
+    interruption (130, one line), not a traceback (seen with numpy 1.25)."""
+    from types import SimpleNamespace
+
+    from eraboost import cli
+
+    def command(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise ImportError("PyCapsule_Import could not import module") from None
+
+    with pytest.raises(KeyboardInterrupt):
+        cli._run(SimpleNamespace(func=command))
+    assert not cli._caused_by_interrupt(ImportError("no interrupt"))
+
+    def failing(args):
+        raise ValueError("a plain error")
+
+    assert cli._run(SimpleNamespace(func=failing)) == 1
+    assert "a plain error" in capsys.readouterr().err

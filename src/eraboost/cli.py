@@ -827,17 +827,34 @@ def _interrupted():
     return 130
 
 
+def _caused_by_interrupt(exc):
+    """Whether a KeyboardInterrupt is in the chain of ``exc``: a Ctrl-C
+    inside the import of a compiled module (numpy's, loaded by the command)
+    comes back as an ImportError raised while handling it."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def _run(args):
     """Run the command of parsed arguments; returns the exit status."""
     try:
         status = args.func(args)
         sys.stdout.flush()
         return status
-    except BrokenPipeError:
-        # the reader of our output went away (``eraboost demo | head``)
-        _silence_stdout()
-        return 0
-    except (CLIError, ValueError, OSError, MemoryError) as exc:
+    except Exception as exc:
+        if _caused_by_interrupt(exc):
+            raise KeyboardInterrupt from None
+        if isinstance(exc, BrokenPipeError):
+            # the reader of our output went away (``eraboost demo | head``)
+            _silence_stdout()
+            return 0
+        if not isinstance(exc, (CLIError, ValueError, OSError, MemoryError)):
+            raise
         # (a TableError is a ValueError)
         if os.environ.get("ERABOOST_TRACEBACK"):
             raise
