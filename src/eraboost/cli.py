@@ -805,6 +805,19 @@ def _silence_stdout():
         pass
 
 
+# set by the handler of _sigint_raises: a Ctrl-C arrived while the command ran
+_SIGINT_SEEN = []
+
+
+def _raise_interrupt(signum, frame):
+    """SIGINT handler while a command runs: remember it, raise
+    KeyboardInterrupt. Compiled code may turn the KeyboardInterrupt into
+    another error (numpy's import raises an ImportError of its own) or drop
+    it; the record still makes the command end as interrupted."""
+    _SIGINT_SEEN.append(signum)
+    raise KeyboardInterrupt
+
+
 def _sigint_raises():
     """Make Ctrl-C raise KeyboardInterrupt while a command runs (its files
     are then cleaned up); returns the handler to restore, or None when
@@ -812,7 +825,7 @@ def _sigint_raises():
     try:
         if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, None):
             return None
-        return signal.signal(signal.SIGINT, signal.default_int_handler)
+        return signal.signal(signal.SIGINT, _raise_interrupt)
     except ValueError:  # not the main thread
         return None
 
@@ -828,9 +841,11 @@ def _interrupted():
 
 
 def _caused_by_interrupt(exc):
-    """Whether a KeyboardInterrupt is in the chain of ``exc``: a Ctrl-C
-    inside the import of a compiled module (numpy's, loaded by the command)
-    comes back as an ImportError raised while handling it."""
+    """Whether ``exc`` follows a Ctrl-C: one arrived while the command ran,
+    or a KeyboardInterrupt is in its chain (a Ctrl-C inside the import of a
+    compiled module comes back as an ImportError)."""
+    if _SIGINT_SEEN:
+        return True
     seen = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, KeyboardInterrupt):
@@ -845,6 +860,8 @@ def _run(args):
     try:
         status = args.func(args)
         sys.stdout.flush()
+        if _SIGINT_SEEN:  # compiled code swallowed the KeyboardInterrupt
+            raise KeyboardInterrupt
         return status
     except Exception as exc:
         if _caused_by_interrupt(exc):
