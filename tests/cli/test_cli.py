@@ -1,6 +1,7 @@
 """The command line: train, predict, report, Ctrl-C, bad input."""
 
 import ast
+import contextlib
 import csv
 import os
 import pickle
@@ -1194,3 +1195,58 @@ def test_package_names_stay_importable():
     assert eraboost.__version__ == version("eraboost")
     for name in eraboost.__all__:
         assert getattr(eraboost, name) is not None
+
+
+def test_ctrl_c_inside_an_import_is_an_interruption(capsys):
+    """A Ctrl-C while a command imports a compiled module (numpy) comes back
+    as an ImportError raised while handling the KeyboardInterrupt: it is an
+    interruption (130, one line), not a traceback (seen with numpy 1.25)."""
+    from types import SimpleNamespace
+
+    from eraboost import cli
+
+    def command(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise ImportError("PyCapsule_Import could not import module") from None
+
+    with pytest.raises(KeyboardInterrupt):
+        cli._run(SimpleNamespace(func=command))
+    assert not cli._caused_by_interrupt(ImportError("no interrupt"))
+
+    def failing(args):
+        raise ValueError("a plain error")
+
+    assert cli._run(SimpleNamespace(func=failing)) == 1
+    assert "a plain error" in capsys.readouterr().err
+
+
+def test_an_error_after_a_ctrl_c_is_an_interruption(monkeypatch):
+    """Compiled code may replace the KeyboardInterrupt by an error of its own
+    (numpy 1.25's import: "Importing the numpy C-extensions failed", with no
+    KeyboardInterrupt left in the chain) or drop it: once a Ctrl-C arrived
+    while the command ran, the command ends as interrupted."""
+    from types import SimpleNamespace
+
+    from eraboost import cli
+
+    monkeypatch.setattr(cli, "_SIGINT_SEEN", [])
+
+    def command(args):
+        with contextlib.suppress(KeyboardInterrupt):  # swallowed
+            cli._raise_interrupt(signal.SIGINT, None)
+        raise ImportError("Importing the numpy C-extensions failed.")
+
+    with pytest.raises(KeyboardInterrupt):
+        cli._run(SimpleNamespace(func=command))
+
+    monkeypatch.setattr(cli, "_SIGINT_SEEN", [])
+
+    def swallowed(args):
+        with contextlib.suppress(KeyboardInterrupt):
+            cli._raise_interrupt(signal.SIGINT, None)
+        return 0
+
+    with pytest.raises(KeyboardInterrupt):
+        cli._run(SimpleNamespace(func=swallowed))

@@ -150,7 +150,7 @@ def test_no_thread_of_another_runtime_is_started(tmp_path):
     none (eraboost's workers are started before the count)."""
     script = textwrap.dedent(
         """
-        import os, sys
+        import os, sys, time
         import numpy as np
         import scipy.special, sklearn.metrics
         from sklearn._loss.loss import HalfSquaredError
@@ -159,7 +159,16 @@ def test_no_thread_of_another_runtime_is_started(tmp_path):
         from eraboost._engine._openmp import effective_n_threads, run_in_chunks
 
         def threads():
-            return len(os.listdir("/proc/self/task"))
+            # a joined Python thread may still be exiting for a moment:
+            # read until the count holds still
+            n = len(os.listdir("/proc/self/task"))
+            for _ in range(100):
+                time.sleep(0.02)
+                m = len(os.listdir("/proc/self/task"))
+                if m == n:
+                    return n
+                n = m
+            return n
 
         rng = np.random.RandomState(0)
         X = rng.normal(size=(20000, 5))

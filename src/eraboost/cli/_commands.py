@@ -805,6 +805,19 @@ def _silence_stdout():
         pass
 
 
+# set by the handler of _sigint_raises: a Ctrl-C arrived while the command ran
+_SIGINT_SEEN = []
+
+
+def _raise_interrupt(signum, frame):
+    """SIGINT handler while a command runs: remember it, raise
+    KeyboardInterrupt. Compiled code may turn the KeyboardInterrupt into
+    another error (numpy's import raises an ImportError of its own) or drop
+    it; the record still makes the command end as interrupted."""
+    _SIGINT_SEEN.append(signum)
+    raise KeyboardInterrupt
+
+
 def _sigint_raises():
     """Make Ctrl-C raise KeyboardInterrupt while a command runs (its files
     are then cleaned up); returns the handler to restore, or None when
@@ -812,7 +825,7 @@ def _sigint_raises():
     try:
         if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, None):
             return None
-        return signal.signal(signal.SIGINT, signal.default_int_handler)
+        return signal.signal(signal.SIGINT, _raise_interrupt)
     except ValueError:  # not the main thread
         return None
 
@@ -827,17 +840,38 @@ def _interrupted():
     return 130
 
 
+def _caused_by_interrupt(exc):
+    """Whether ``exc`` follows a Ctrl-C: one arrived while the command ran,
+    or a KeyboardInterrupt is in its chain (a Ctrl-C inside the import of a
+    compiled module comes back as an ImportError)."""
+    if _SIGINT_SEEN:
+        return True
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def _run(args):
     """Run the command of parsed arguments; returns the exit status."""
     try:
         status = args.func(args)
         sys.stdout.flush()
+        if _SIGINT_SEEN:  # compiled code swallowed the KeyboardInterrupt
+            raise KeyboardInterrupt
         return status
-    except BrokenPipeError:
-        # the reader of our output went away (``eraboost demo | head``)
-        _silence_stdout()
-        return 0
-    except (CLIError, ValueError, OSError, MemoryError) as exc:
+    except Exception as exc:
+        if _caused_by_interrupt(exc):
+            raise KeyboardInterrupt from None
+        if isinstance(exc, BrokenPipeError):
+            # the reader of our output went away (``eraboost demo | head``)
+            _silence_stdout()
+            return 0
+        if not isinstance(exc, (CLIError, ValueError, OSError, MemoryError)):
+            raise
         # (a TableError is a ValueError)
         if os.environ.get("ERABOOST_TRACEBACK"):
             raise
