@@ -1203,7 +1203,7 @@ def test_ctrl_c_inside_an_import_is_an_interruption(capsys):
     interruption (130, one line), not a traceback (seen with numpy 1.25)."""
     from types import SimpleNamespace
 
-    from eraboost import cli
+    from eraboost.cli import _commands as cli
 
     def command(args):
         try:
@@ -1229,7 +1229,7 @@ def test_an_error_after_a_ctrl_c_is_an_interruption(monkeypatch):
     while the command ran, the command ends as interrupted."""
     from types import SimpleNamespace
 
-    from eraboost import cli
+    from eraboost.cli import _commands as cli
 
     monkeypatch.setattr(cli, "_SIGINT_SEEN", [])
 
