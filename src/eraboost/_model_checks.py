@@ -80,6 +80,26 @@ def _array(value, name, dtype=None, ndim=None, shape=None, contiguous=False):
     return value
 
 
+def _fitted_array(est, name, dtype=None, ndim=None, shape=None, finite=False):
+    """The fitted attribute ``name`` of ``est``, checked by :func:`_array`.
+
+    With ``finite=True`` its values must also be finite.
+    """
+    value = _array(_attr(est, name), name, dtype, ndim, shape)
+    if finite and not np.all(np.isfinite(value)):
+        _fail(f"{name} is not finite")
+    return value
+
+
+def _fitted_indices(est, name, shape, n_values, what):
+    """The fitted int64 array ``name`` of ``est``, its values in
+    ``[0, n_values)`` (indices of a feature or a class: ``what``)."""
+    values = _fitted_array(est, name, np.int64, shape=shape)
+    if np.any((values < 0) | (values >= n_values)):
+        _fail(f"{name} holds a {what} outside 0 .. {n_values - 1}")
+    return values
+
+
 def _list(value, name, length=None):
     if type(value) is not list:
         _fail(f"{name} must be a list, not {type(value).__name__}")
@@ -329,7 +349,7 @@ def _check_features(est):
 
 
 def _check_classes(est, n_classes=None):
-    classes = _array(_attr(est, "classes_"), "classes_", ndim=1)
+    classes = _fitted_array(est, "classes_", ndim=1)
     if classes.dtype.hasobject and not all(
         isinstance(c, (str, numbers.Number)) for c in classes
     ):
@@ -363,14 +383,7 @@ def _check_booster(est, is_classifier):
         _check_classes(est, (1, 2) if k == 1 else (k,))
     elif k != 1:
         _fail(f"a regressor grows one tree per iteration, not {k}")
-    baseline = _array(
-        _attr(est, "_baseline_prediction"),
-        "_baseline_prediction",
-        np.float64,
-        shape=(1, k),
-    )
-    if not np.all(np.isfinite(baseline)):
-        _fail("_baseline_prediction is not finite")
+    _fitted_array(est, "_baseline_prediction", np.float64, shape=(1, k), finite=True)
 
     is_categorical = _attr(est, "is_categorical_")
     preprocessor = _attr(est, "_preprocessor")
@@ -388,9 +401,7 @@ def _check_booster(est, is_classifier):
                 f"(a ColumnTransformer), not {type(preprocessor).__name__}"
             )
         n_categorical = int(is_categorical.sum())
-        counts = _array(
-            _attr(est, "_n_categories"), "_n_categories", shape=(n_categorical,)
-        )
+        counts = _fitted_array(est, "_n_categories", shape=(n_categorical,))
         if not np.issubdtype(counts.dtype, np.integer):
             _fail("_n_categories must hold integers")
 
@@ -422,32 +433,14 @@ def _check_robust_tree(est):
     depth = _int(est.max_depth, "max_depth", 1, 4)
     n_classes = _check_classes(est).size
     n_splits, n_leaves = 2**depth - 1, 2**depth
-    features = _array(
-        _attr(est, "tree_features_"), "tree_features_", np.int64, shape=(n_splits,)
-    )
-    if np.any((features < 0) | (features >= n_features)):
-        _fail(f"tree_features_ holds a feature outside 0 .. {n_features - 1}")
-    thresholds = _array(
-        _attr(est, "tree_thresholds_"),
-        "tree_thresholds_",
-        np.float64,
-        shape=(n_splits,),
-    )
+    _fitted_indices(est, "tree_features_", (n_splits,), n_features, "feature")
+    thresholds = _fitted_array(est, "tree_thresholds_", np.float64, shape=(n_splits,))
     if np.any(np.isnan(thresholds)):
         _fail("tree_thresholds_ holds NaN")
-    leaves = _array(
-        _attr(est, "leaf_values_"), "leaf_values_", np.int64, shape=(n_leaves,)
+    _fitted_indices(est, "leaf_values_", (n_leaves,), n_classes, "class")
+    _fitted_array(
+        est, "leaf_proba_", np.float64, shape=(n_leaves, n_classes), finite=True
     )
-    if np.any((leaves < 0) | (leaves >= n_classes)):
-        _fail(f"leaf_values_ holds a class outside 0 .. {n_classes - 1}")
-    proba = _array(
-        _attr(est, "leaf_proba_"),
-        "leaf_proba_",
-        np.float64,
-        shape=(n_leaves, n_classes),
-    )
-    if not np.all(np.isfinite(proba)):
-        _fail("leaf_proba_ is not finite")
 
 
 def check_fitted_state(est):

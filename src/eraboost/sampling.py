@@ -9,6 +9,8 @@ one NumPy generator seeded by ``random_state``, in the main thread, so that
 the model does not depend on the number of threads.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 __all__ = ["TreeSampler", "draw_count"]
@@ -20,6 +22,7 @@ def draw_count(fraction, n):
     return max(1, min(n, round(fraction * n)))
 
 
+@dataclass(eq=False)
 class TreeSampler:
     """Draws the features of each tree and the rows of each iteration.
 
@@ -33,25 +36,19 @@ class TreeSampler:
         ``era_subsample < 1``.
     """
 
-    def __init__(
-        self,
-        rng,
-        n_features,
-        n_samples,
-        colsample_bytree=1.0,
-        subsample=1.0,
-        era_subsample=1.0,
-        era_codes=None,
-    ):
-        self.rng = rng
-        self.n_features = n_features
-        self.n_samples = n_samples
-        self.colsample_bytree = colsample_bytree
-        self.subsample = subsample
-        self.era_subsample = era_subsample
-        self.era_codes = era_codes
-        if era_subsample < 1.0:
-            self.era_labels, self.era_of_row = np.unique(era_codes, return_inverse=True)
+    rng: np.random.Generator
+    n_features: int
+    n_samples: int
+    colsample_bytree: float = 1.0
+    subsample: float = 1.0
+    era_subsample: float = 1.0
+    era_codes: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.era_subsample < 1.0:
+            self.era_labels, self.era_of_row = np.unique(
+                self.era_codes, return_inverse=True
+            )
             self.era_of_row = self.era_of_row.ravel()
 
     @property

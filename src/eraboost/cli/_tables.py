@@ -115,27 +115,20 @@ class Table:
                 f"({len(missing)} of {len(names)} missing)"
             )
 
+    def _columns_of_type(self, *checks):
+        """Names of the columns whose type passes one of ``checks``
+        (functions of ``pyarrow.types``)."""
+        return [f.name for f in self.schema if any(c(f.type) for c in checks)]
+
     def categorical_columns(self):
         """Names of the text and dictionary (pandas category) columns."""
-        pa = _pyarrow()
-        t = pa.types
-        return [
-            f.name
-            for f in self.schema
-            if t.is_dictionary(f.type)
-            or t.is_string(f.type)
-            or t.is_large_string(f.type)
-        ]
+        t = _pyarrow().types
+        return self._columns_of_type(t.is_dictionary, t.is_string, t.is_large_string)
 
     def numeric_columns(self):
         """Names of the integer, floating point and boolean columns."""
-        pa = _pyarrow()
-        t = pa.types
-        return [
-            f.name
-            for f in self.schema
-            if t.is_integer(f.type) or t.is_floating(f.type) or t.is_boolean(f.type)
-        ]
+        t = _pyarrow().types
+        return self._columns_of_type(t.is_integer, t.is_floating, t.is_boolean)
 
     def _batches(self, columns):
         """Schema of ``columns`` and an iterable of record batches of them."""

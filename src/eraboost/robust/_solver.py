@@ -348,20 +348,18 @@ class FlowMainProblem:
         """Assemble the constraint matrix (rebuilt at each iteration)."""
         rows, cols, vals, lbs, ubs = [], [], [], [], []
         r = 0
-        J, K = self.J, self.K
-        for node in range(1, self.n_int + 1):  # one split per internal node
-            for j in range(J):
-                rows.append(r)
-                cols.append(self.b_index(node, j))
-                vals.append(1.0)
-            lbs.append(1.0)
-            ubs.append(1.0)
-            r += 1
-        for leaf in range(self.n_leaves):  # one class per leaf
-            for k in range(K):
-                rows.append(r)
-                cols.append(self.w_index(leaf, k))
-                vals.append(1.0)
+        # exactly one split per internal node, one class per leaf
+        one_of = [
+            [self.b_index(node, j) for j in range(self.J)]
+            for node in range(1, self.n_int + 1)
+        ] + [
+            [self.w_index(leaf, k) for k in range(self.K)]
+            for leaf in range(self.n_leaves)
+        ]
+        for group in one_of:
+            rows.extend([r] * len(group))
+            cols.extend(group)
+            vals.extend([1.0] * len(group))
             lbs.append(1.0)
             ubs.append(1.0)
             r += 1
