@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import reference
 from eraboost._engine._histogram import HistogramBuilder, histogram_layout
-from eraboost._engine._splitting import PENALTY_KINDS, SPLIT_TYPE_CODES, Splitter
+from eraboost._engine._splitting import PENALTY_KINDS, SplitNode, Splitter
 from reference import best_split
 
 from eraboost._engine._common import SPLIT_TYPES
@@ -231,8 +231,10 @@ CATEGORICAL = {
 }
 
 
-def test_split_type_codes():
-    assert SPLIT_TYPE_CODES == SPLIT_TYPES
+def test_codes():
+    """The split types' codes are ``_common.SPLIT_TYPES`` (``_splitting``
+    checks the C enum against it on import); the penalties' are 0 and 1."""
+    assert SPLIT_TYPES == {"original": 0, "era": 1, "directional": 2}
     assert sorted(PENALTY_KINDS.values()) == [0, 1]
 
 
@@ -412,7 +414,16 @@ def test_two_children_in_one_loop_with_the_subtraction(
     def args(sub, hist):
         G, H = case.g[sub].sum(), case.h[sub].sum()
         flags = np.ones(len(case.features), dtype=np.uint8)
-        return (len(sub), hist, G, H, -G / (H + case.lam), -np.inf, np.inf, flags)
+        return SplitNode(
+            n_samples=len(sub),
+            histogram=hist,
+            sum_gradients=G,
+            sum_hessians=H,
+            value=-G / (H + case.lam),
+            lower_bound=-np.inf,
+            upper_bound=np.inf,
+            sampled=flags,
+        )
 
     fused = parent.copy()
     got = case.splitter.find_node_splits(

@@ -39,6 +39,8 @@ feature (in the order of ``features``), left-to-right scan, lowest bin
 cimport cython
 from cython.parallel import prange, threadid
 import numpy as np
+
+from ._common import SPLIT_TYPES
 from libc.stdlib cimport malloc, free, calloc, qsort
 from libc.string cimport memcpy
 
@@ -90,8 +92,12 @@ cdef extern from *:
                                      const uint32_t *b, int E) noexcept nogil
 
 
-# The codes of the criteria, by name (``_common.SPLIT_TYPES``).
-SPLIT_TYPE_CODES = {"original": ORIGINAL, "era": ERA, "directional": DIRECTIONAL}
+# The codes of the criteria by name are ``_common.SPLIT_TYPES``, the one
+# table; the C enum ``SplitType`` (``_common.pxd``) must give them the same
+# values.
+if (SPLIT_TYPES["original"], SPLIT_TYPES["era"],
+        SPLIT_TYPES["directional"]) != (ORIGINAL, ERA, DIRECTIONAL):
+    raise ImportError("_common.SPLIT_TYPES and the enum SplitType disagree")
 PENALTY_KINDS = {"value_variance": VALUE_VARIANCE, "rate_spread": RATE_SPREAD}
 
 
@@ -331,6 +337,51 @@ class SplitInfo:
 
 
 @cython.final
+cdef class SplitNode:
+    """What :meth:`Splitter.find_node_splits` needs of one node.
+
+    Parameters
+    ----------
+    n_samples : int
+    histogram : ndarray of uint8
+        The node's histograms (``HistogramBuilder``'s buffer).
+    sum_gradients, sum_hessians : float
+    value : float
+        The node's value (scikit-learn's gain: ``sum_gradients * value``).
+    lower_bound, upper_bound : float
+        Bounds of the children's values (monotonic constraints).
+    sampled : ndarray of uint8 (n_features,)
+        Whether each of the features is considered.
+    """
+    cdef readonly unsigned int n_samples
+    cdef readonly object histogram
+    cdef readonly double sum_gradients
+    cdef readonly double sum_hessians
+    cdef readonly double value
+    cdef readonly double lower_bound
+    cdef readonly double upper_bound
+    cdef readonly object sampled
+
+    def __init__(self, unsigned int n_samples, histogram, double sum_gradients,
+                 double sum_hessians, double value, double lower_bound,
+                 double upper_bound, sampled):
+        self.n_samples = n_samples
+        self.histogram = histogram
+        self.sum_gradients = sum_gradients
+        self.sum_hessians = sum_hessians
+        self.value = value
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+        self.sampled = sampled
+
+    def __repr__(self):
+        return (f"SplitNode(n_samples={self.n_samples}, "
+                f"sum_gradients={self.sum_gradients:.6g}, "
+                f"sum_hessians={self.sum_hessians:.6g}, value={self.value:.6g}, "
+                f"bounds=({self.lower_bound:.6g}, {self.upper_bound:.6g}))")
+
+
+@cython.final
 cdef class Splitter:
     """Finds the best split of a node from its per-era histograms.
 
@@ -347,7 +398,7 @@ cdef class Splitter:
     has_missing_values : ndarray of uint8 (n_features,)
     monotonic_cst : ndarray of int8 (n_features,)
     split_type : int
-        A code of ``SPLIT_TYPE_CODES``: 0 original, 1 era, 2 directional.
+        A code of ``_common.SPLIT_TYPES``: 0 original, 1 era, 2 directional.
     alpha : float
         Boltzmann alpha.
     l2_regularization, min_hessian_to_split : float
@@ -390,6 +441,42 @@ cdef class Splitter:
     cdef bint per_era        # score from the per-era histograms
     cdef unsigned int max_nb  # the most bins of a feature
     cdef const uint8_t[::1] is_categorical
+    # per-thread work arrays, for features of up to max_nb bins and the
+    # eras scored (n_eras on the per-era path): one per thread
+    cdef feature_scratch_t *scratch
+    cdef int n_scratch
+    cdef bint busy           # a call of find_node_splits uses the scratch
+
+    def __cinit__(self):
+        self.scratch = NULL
+        self.n_scratch = 0
+        self.busy = False
+
+    def __dealloc__(self):
+        self._free_scratch()
+
+    cdef void _free_scratch(self) noexcept:
+        cdef int t
+        if self.scratch != NULL:
+            for t in range(self.n_scratch):
+                scratch_free(&self.scratch[t])
+            free(self.scratch)
+        self.scratch = NULL
+        self.n_scratch = 0
+
+    cdef void _alloc_scratch(self, int n) except *:
+        """Work arrays for n threads; MemoryError when they cannot be had."""
+        cdef int t
+        cdef int E = self.n_eras if self.per_era else 1
+        self._free_scratch()
+        self.scratch = <feature_scratch_t *> calloc(n, sizeof(feature_scratch_t))
+        if self.scratch == NULL:
+            raise MemoryError()
+        self.n_scratch = n
+        for t in range(n):
+            if not scratch_alloc(&self.scratch[t], self.max_nb, E, self.per_era):
+                self._free_scratch()
+                raise MemoryError()
 
     def __init__(self, n_bins, offsets, int n_eras, has_missing_values,
                  monotonic_cst, int split_type, double alpha,
@@ -397,9 +484,9 @@ cdef class Splitter:
                  unsigned int min_samples_leaf, bint hessians_are_constant,
                  int n_threads, is_categorical=None, double irf_penalty=0.0,
                  unsigned int min_samples_leaf_per_era=0, int penalty_kind=0):
-        if split_type not in SPLIT_TYPE_CODES.values():
+        if split_type not in SPLIT_TYPES.values():
             raise ValueError(f"split_type must be one of "
-                             f"{sorted(SPLIT_TYPE_CODES.values())}, got {split_type}")
+                             f"{sorted(SPLIT_TYPES.values())}, got {split_type}")
         if penalty_kind not in PENALTY_KINDS.values():
             raise ValueError(f"penalty_kind must be one of "
                              f"{sorted(PENALTY_KINDS.values())}, got {penalty_kind}")
@@ -424,20 +511,21 @@ cdef class Splitter:
         if is_categorical is None:
             is_categorical = np.zeros(len(n_bins), dtype=np.uint8)
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.uint8)
+        self._alloc_scratch(max(n_threads, 1))
 
-    def find_node_split(self, unsigned int n_samples, const uint8_t[::1] hist not None,
+    def find_node_split(self, unsigned int n_samples, histogram,
                         double sum_gradients, double sum_hessians, double value,
                         double lower_bound, double upper_bound,
-                        const uint32_t[::1] features not None,
-                        const uint8_t[::1] sampled not None):
-        """Best split over ``features`` (those with ``sampled[k]`` set).
+                        const uint32_t[::1] features not None, sampled):
+        """Best split over ``features`` (those with ``sampled[k]`` set) of
+        one node, given as the fields of :class:`SplitNode`.
 
         Returns a :class:`SplitInfo`; ``found`` is False when no candidate is
         eligible.
         """
         return self.find_node_splits(
-            [(n_samples, hist, sum_gradients, sum_hessians, value, lower_bound,
-              upper_bound, sampled)], features)[0]
+            [SplitNode(n_samples, histogram, sum_gradients, sum_hessians, value,
+                       lower_bound, upper_bound, sampled)], features)[0]
 
     def find_node_splits(self, nodes, const uint32_t[::1] features not None,
                          subtract=None):
@@ -446,13 +534,10 @@ cdef class Splitter:
 
         Parameters
         ----------
-        nodes : list of tuples
-            ``(n_samples, hist, sum_gradients, sum_hessians, value,
-            lower_bound, upper_bound, sampled)`` of each node, as the
-            arguments of :meth:`find_node_split`.
+        nodes : list of :class:`SplitNode`
         features : ndarray of uint32
         subtract : tuple (j, sibling) or None
-            Node ``j``'s ``hist`` holds its parent's histogram: the
+            Node ``j``'s ``histogram`` holds its parent's histogram: the
             ``sibling``'s (the other child's) is subtracted from it, feature
             by feature over all ``features``, before that feature is scanned
             (``HistogramBuilder.compute_subtraction`` in the same loop).
@@ -460,6 +545,9 @@ cdef class Splitter:
         Returns
         -------
         infos : list of :class:`SplitInfo`, one per node.
+
+        One call at a time: the calls share the splitter's per-thread work
+        arrays.
         """
         cdef int n_nodes = len(nodes), n_feat = features.shape[0]
         cdef int64_t need = (self.offsets[self.offsets.shape[0] - 1]
@@ -469,12 +557,13 @@ cdef class Splitter:
         cdef const uint8_t[::1] samp
         cdef const uint8_t[::1] sibling
         cdef const uint8_t *sib = NULL
+        cdef SplitNode node
         views = []
         for node in nodes:
-            hist = node[1]
-            samp = node[7]
-            if hist is None or samp is None:
+            if node.histogram is None or node.sampled is None:
                 raise TypeError("a node's histogram and sampled flags are needed")
+            hist = node.histogram
+            samp = node.sampled
             if hist.shape[0] < need:
                 raise ValueError(f"histogram buffer of {hist.shape[0]} bytes, "
                                  f"{need} needed")
@@ -487,55 +576,46 @@ cdef class Splitter:
             sub_j = subtract[0]
             if not 0 <= sub_j < n_nodes:
                 raise ValueError(f"subtract: no node {sub_j}")
-            _writable = nodes[sub_j][1]  # written to: must be writable
+            _writable = (<SplitNode> nodes[sub_j]).histogram  # must be writable
             sibling = subtract[1]
             if sibling is None or sibling.shape[0] < need:
                 raise ValueError("subtract needs the sibling's whole histogram")
             sib = &sibling[0]
+        if self.busy:
+            raise RuntimeError("this Splitter is already finding splits (one "
+                               "call at a time: its work arrays are shared)")
         cdef int E = self.n_eras if self.per_era else 1
-        cdef bint ok = True
         cdef int best
+        cdef int n_alloc = max(n_nodes, 1)
         cdef node_sums_t *node_sums = <node_sums_t *> calloc(
-            max(n_nodes, 1), sizeof(node_sums_t))
+            n_alloc, sizeof(node_sums_t))
         cdef const uint8_t **hists = <const uint8_t **> calloc(
-            max(n_nodes, 1), sizeof(uint8_t *))
+            n_alloc, sizeof(uint8_t *))
         cdef const uint8_t **samps = <const uint8_t **> calloc(
-            max(n_nodes, 1), sizeof(uint8_t *))
+            n_alloc, sizeof(uint8_t *))
         cdef split_t *infos = <split_t *> calloc(max(n_tasks, 1), sizeof(split_t))
         cdef int32_t *present = <int32_t *> malloc(
-            max(n_nodes, 1) * 2 * E * sizeof(int32_t))
-        cdef signed char *is_present = <signed char *> calloc(
-            max(n_nodes, 1) * E, 1)
+            n_alloc * 2 * E * sizeof(int32_t))
+        cdef signed char *is_present = <signed char *> calloc(n_alloc * E, 1)
         # per-era totals of each node: g, h, rows, score
-        cdef double *tot = <double *> calloc(max(n_nodes, 1) * 4 * E,
-                                             sizeof(double))
-        # one scratch per thread
-        cdef feature_scratch_t *fss = <feature_scratch_t *> calloc(
-            max(self.n_threads, 1), sizeof(feature_scratch_t))
-        if (node_sums == NULL or hists == NULL or samps == NULL or infos == NULL
-                or present == NULL or is_present == NULL or tot == NULL
-                or fss == NULL):
-            free(node_sums)
-            free(hists)
-            free(samps)
-            free(infos)
-            free(present)
-            free(is_present)
-            free(tot)
-            free(fss)
-            raise MemoryError()
+        cdef double *tot = <double *> calloc(n_alloc * 4 * E, sizeof(double))
+        self.busy = True
         try:
+            if (node_sums == NULL or hists == NULL or samps == NULL
+                    or infos == NULL or present == NULL or is_present == NULL
+                    or tot == NULL):
+                raise MemoryError()
             for j in range(n_nodes):
                 hist, samp = views[j]
                 hists[j] = &hist[0]
                 samps[j] = &samp[0]
                 node = nodes[j]
-                node_sums[j].n_samples = node[0]
-                node_sums[j].G = node[2]
-                node_sums[j].H = node[3]
-                node_sums[j].loss_node = node[2] * node[4]
-                node_sums[j].lower = node[5]
-                node_sums[j].upper = node[6]
+                node_sums[j].n_samples = node.n_samples
+                node_sums[j].G = node.sum_gradients
+                node_sums[j].H = node.sum_hessians
+                node_sums[j].loss_node = node.sum_gradients * node.value
+                node_sums[j].lower = node.lower_bound
+                node_sums[j].upper = node.upper_bound
             with nogil:
                 for j in range(n_nodes):
                     if j == sub_j and n_feat > 0:
@@ -548,23 +628,20 @@ cdef class Splitter:
                 nt = (self.n_threads
                       if self.offsets[self.offsets.shape[0] - 1] >= ONE_THREAD_BELOW
                       else 1)
-                for t in range(nt):
-                    ok = ok and scratch_alloc(&fss[t], self.max_nb, E, self.per_era)
-                if ok:
-                    for t in prange(n_tasks, schedule='dynamic', num_threads=nt):
-                        j = t // n_feat
-                        k = t - j * n_feat
-                        if j == sub_j and k > 0:
-                            block_subtract(<uint8_t *> hists[j], sib,
-                                           &self.offsets[0], features[k],
-                                           self.const_h)
-                        infos[t].sc.found = 0
-                        infos[t].feature = features[k]
-                        if samps[j][k]:
-                            self._scan_feature(features[k], hists[j], &node_sums[j],
-                                               &fss[threadid()], &infos[t])
-            if not ok:
-                raise MemoryError()
+                # one work array per thread, allocated with the splitter
+                nt = max(1, min(nt, self.n_scratch))
+                for t in prange(n_tasks, schedule='dynamic', num_threads=nt):
+                    j = t // n_feat
+                    k = t - j * n_feat
+                    if j == sub_j and k > 0:
+                        block_subtract(<uint8_t *> hists[j], sib,
+                                       &self.offsets[0], features[k],
+                                       self.const_h)
+                    infos[t].sc.found = 0
+                    infos[t].feature = features[k]
+                    if samps[j][k]:
+                        self._scan_feature(features[k], hists[j], &node_sums[j],
+                                           &self.scratch[threadid()], &infos[t])
             out = []
             for j in range(n_nodes):
                 best = j * n_feat
@@ -574,9 +651,7 @@ cdef class Splitter:
                 out.append(self._make_info(&infos[best], &node_sums[j]))
             return out
         finally:
-            for t in range(self.n_threads):
-                scratch_free(&fss[t])
-            free(fss)
+            self.busy = False
             free(node_sums)
             free(hists)
             free(samps)
