@@ -320,6 +320,38 @@ cdef inline double node_value(double G, double H, double lower, double upper,
     return v
 
 
+cdef inline bint monotonic_ok(signed char mono, double vL,
+                              double vR) noexcept nogil:
+    """The monotonic constraint of a feature (1 increasing, -1 decreasing,
+    0 none) on the children's (bounded) values."""
+    return not ((mono == 1 and vL > vR) or (mono == -1 and vL < vR))
+
+
+cdef inline double pooled_gain(const pooled_t *p, const node_sums_t *node,
+                               double vL, double vR, double lam,
+                               bint from_values) noexcept nogil:
+    """The pooled gain of candidate ``p``, with children's values vL, vR
+    (``node_value``: bounded by the node's bounds).
+
+    docs/criteria.md's gain is ``score(G_L, H_L) + score(G_R, H_R) -
+    score(G, H)``, computed so on the per-era path. On the pooled path
+    (``from_values``) it is scikit-learn's, bit for bit (the parity tests):
+    ``G * v - G_L * v_L - G_R * v_R`` from the node's value ``v`` and the
+    children's. The two agree, up to rounding, when no bound binds
+    (``v = -G / (H + lam)``, so ``-G v = score(G, H)``), and under monotonic
+    constraints whenever the bounds leave the values alone: the constraint
+    itself only rules candidates out, on both paths from the same bounded
+    values. They differ when a bound binds, i.e. below a monotonic split:
+    there scikit-learn's gain uses the clipped values, the per-era path the
+    unclipped sums (tests/engine/test_monotonic_reference.py shows both).
+    One formula for both would change either the parity with scikit-learn
+    or the era criteria's results, so both stay, side by side here."""
+    if from_values:
+        return node.loss_node - p.GL * vL - p.GR * vR
+    return (score(p.GL, p.HL, lam) + score(p.GR, p.HR, lam)
+            - score(p.GL + p.GR, p.HL + p.HR, lam))
+
+
 class SplitInfo:
     """The best split of a node and the sums of its children."""
     __slots__ = ("found", "gain", "criterion", "direction_count", "n_eras",
@@ -1054,97 +1086,140 @@ cdef class Splitter:
                                era_scratch_t *era_scratch) noexcept nogil:
         """The one candidate scorer: the score of candidate ``p``.
 
-        ``era_sums`` holds its per-era sums and gains (NULL on the pooled path,
-        scored with scikit-learn's gain). Checks in order: the per-era
-        minimum, the monotonic constraint, pooled progress (era criteria),
-        then the criterion of ``split_type`` minus the invariance penalty.
-        Only the eras taking part (``node.present``) count: the others' gains
-        are taken out of ``era_sums``'s sum (``era_sums.dsum`` counts only
-        them already), their rows out of the penalty."""
-        cdef double GL = p.GL, HL = p.HL, GR = p.GR, HR = p.HR
-        cdef double vL, vR, m = self.min_per_era, gsum
-        cdef int i, e, M = node.M, E = node.E
-        cdef const double *lg
-        cdef const double *lh
-        cdef const double *ln
+        ``era_sums`` holds its per-era sums and gains (NULL on the pooled
+        path). The steps, in order: the per-era minimum
+        (:meth:`_era_minimum_ok`), the monotonic constraint
+        (``monotonic_ok``), the pooled gain (``pooled_gain``), pooled
+        progress under the era criteria (:meth:`_pooled_progress`), the
+        direction count (directional), the criterion of ``split_type``
+        (:meth:`_criterion`) minus the invariance penalty
+        (:meth:`_penalty`). A step that rules the candidate out returns it
+        not found."""
+        cdef double vL, vR, gsum
         cdef score_t c
         c.found = 0
         c.direction_count = 0
         c.gain = 0.0
         c.criterion = 0.0
-        if era_sums != NULL and self.min_per_era:
-            for i in range(M):
-                e = node.present[i]
-                if era_sums.qn[e] < m or node.tn[e] - era_sums.qn[e] < m:
-                    return c
-        vL = node_value(GL, HL, node.lower, node.upper, self.lam)
-        vR = node_value(GR, HR, node.lower, node.upper, self.lam)
-        if (s.mono == 1 and vL > vR) or (s.mono == -1 and vL < vR):
+        if (era_sums != NULL and self.min_per_era
+                and not self._era_minimum_ok(node, era_sums)):
             return c
+        vL = node_value(p.GL, p.HL, node.lower, node.upper, self.lam)
+        vR = node_value(p.GR, p.HR, node.lower, node.upper, self.lam)
+        if not monotonic_ok(s.mono, vL, vR):
+            return c
+        c.gain = pooled_gain(p, node, vL, vR, self.lam, era_sums == NULL)
         if era_sums == NULL:
-            # scikit-learn's gain, from the node's (bounded) values
-            c.gain = node.loss_node - GL * vL - GR * vR
             c.criterion = c.gain
             c.found = c.gain > 0.0
             return c
-        c.gain = (score(GL, HL, self.lam) + score(GR, HR, self.lam)
-                  - score(GL + GR, HL + HR, self.lam))
         gsum = era_sums.gsum
         if self.split_type != ORIGINAL:
-            if node.n_out_split > 0:
-                gsum = 0.0
-                for i in range(M):
-                    gsum += era_scratch.gains[node.present[i]]
-            # pooled progress: against the per-era children's score
-            if not (c.gain > 0.0
-                    and c.gain > POOLED_PROGRESS_RTOL * (gsum + node.ts_part)):
+            gsum = self._present_gain_sum(node, era_sums, era_scratch)
+            if not self._pooled_progress(c.gain, gsum, node):
                 return c
         if self.split_type == DIRECTIONAL:
             c.direction_count = abs(era_sums.dsum)
             if c.direction_count == 0:
                 return c
-        if self.split_type == ORIGINAL:
-            c.criterion = c.gain
-        elif self.alpha == 0.0:
-            c.criterion = gsum / M  # the absent eras' gains are zeros
-        else:
-            for i in range(M):
-                era_scratch.gc[i] = era_scratch.gains[node.present[i]]
-            c.criterion = boltzmann(era_scratch.gc, M, self.alpha)
+        c.criterion = self._criterion(c.gain, gsum, node, era_scratch)
         if self.irf_penalty > 0.0:
-            if s.scanned_is_left:
-                lg = era_sums.qg
-                lh = era_sums.qh
-                ln = era_sums.qn
-            else:
-                for i in range(E):
-                    era_scratch.lg[i] = node.tg[i] - era_sums.qg[i]
-                    era_scratch.lh[i] = node.th[i] - era_sums.qh[i]
-                    era_scratch.ln[i] = node.tn[i] - era_sums.qn[i]
-                lg = era_scratch.lg
-                lh = era_scratch.lh
-                ln = era_scratch.ln
-            if node.n_out > 0:
-                # the eras taking no part count as absent: no rows left
-                if ln != era_scratch.ln:
-                    for i in range(E):
-                        era_scratch.ln[i] = ln[i]
-                    ln = era_scratch.ln
-                for i in range(node.n_out):
-                    era_scratch.ln[node.out[i]] = 0.0
-            # over the eras of the node (absent eras have no rows)
-            if self.penalty_kind == VALUE_VARIANCE:
-                c.criterion -= self.irf_penalty * (HL + HR) * value_variance(
-                    lg, lh, ln, node.tg, node.th, E, self.lam, era_scratch.cr,
-                    era_scratch.ok)
-            else:
-                c.criterion -= self.irf_penalty * 0.5 * (HL + HR) * rate_spread(
-                    lg, lh, node.tg, node.th, node.is_present, E)
+            c.criterion -= self._penalty(s, node, era_sums, era_scratch,
+                                         p.HL + p.HR)
         if self.split_type == DIRECTIONAL:
             c.found = 1
         else:
             c.found = c.criterion > 0.0
         return c
+
+    cdef inline bint _era_minimum_ok(self, const node_sums_t *node,
+                                     const era_view_t *era_sums) noexcept nogil:
+        """``min_samples_leaf_per_era``: every era taking part keeps that
+        many rows on each side (the scanned side's count against the
+        era's total)."""
+        cdef double m = self.min_per_era
+        cdef int i, e
+        for i in range(node.M):
+            e = node.present[i]
+            if era_sums.qn[e] < m or node.tn[e] - era_sums.qn[e] < m:
+                return False
+        return True
+
+    cdef inline double _present_gain_sum(self, const node_sums_t *node,
+                                         const era_view_t *era_sums,
+                                         const era_scratch_t *era_scratch
+                                         ) noexcept nogil:
+        """The sum of the gains of the eras taking part: ``era_gains``'s sum
+        over all eras, unless some eras with rows take no part (then summed
+        again over the eras taking part)."""
+        cdef double gsum = era_sums.gsum
+        cdef int i
+        if node.n_out_split > 0:
+            gsum = 0.0
+            for i in range(node.M):
+                gsum += era_scratch.gains[node.present[i]]
+        return gsum
+
+    cdef inline bint _pooled_progress(self, double gain, double gsum,
+                                      const node_sums_t *node) noexcept nogil:
+        """Pooled progress (docs/criteria.md): a positive pooled gain above
+        POOLED_PROGRESS_RTOL of the per-era children's score, the eras'
+        gains plus their total scores."""
+        return gain > 0.0 and gain > POOLED_PROGRESS_RTOL * (gsum + node.ts_part)
+
+    cdef inline double _criterion(self, double gain, double gsum,
+                                  const node_sums_t *node,
+                                  era_scratch_t *era_scratch) noexcept nogil:
+        """The criterion of ``split_type`` before the penalty: the pooled
+        gain (original), or the Boltzmann operator of the gains of the eras
+        taking part (era, and directional's tie-break)."""
+        cdef int i, M = node.M
+        if self.split_type == ORIGINAL:
+            return gain
+        if self.alpha == 0.0:
+            return gsum / M  # the absent eras' gains are zeros
+        for i in range(M):
+            era_scratch.gc[i] = era_scratch.gains[node.present[i]]
+        return boltzmann(era_scratch.gc, M, self.alpha)
+
+    cdef inline double _penalty(self, const scan_t *s, const node_sums_t *node,
+                                const era_view_t *era_sums,
+                                era_scratch_t *era_scratch,
+                                double H) noexcept nogil:
+        """The invariance penalty of ``penalty_kind``, weighted by
+        ``irf_penalty`` and the node's hessian sum ``H``, over the eras
+        taking part: the others count as absent (no rows on the left)."""
+        cdef int i, E = node.E
+        cdef const double *lg
+        cdef const double *lh
+        cdef const double *ln
+        if s.scanned_is_left:
+            lg = era_sums.qg
+            lh = era_sums.qh
+            ln = era_sums.qn
+        else:
+            for i in range(E):
+                era_scratch.lg[i] = node.tg[i] - era_sums.qg[i]
+                era_scratch.lh[i] = node.th[i] - era_sums.qh[i]
+                era_scratch.ln[i] = node.tn[i] - era_sums.qn[i]
+            lg = era_scratch.lg
+            lh = era_scratch.lh
+            ln = era_scratch.ln
+        if node.n_out > 0:
+            # the eras taking no part count as absent: no rows left
+            if ln != era_scratch.ln:
+                for i in range(E):
+                    era_scratch.ln[i] = ln[i]
+                ln = era_scratch.ln
+            for i in range(node.n_out):
+                era_scratch.ln[node.out[i]] = 0.0
+        # over the eras of the node (absent eras have no rows)
+        if self.penalty_kind == VALUE_VARIANCE:
+            return self.irf_penalty * H * value_variance(
+                lg, lh, ln, node.tg, node.th, E, self.lam, era_scratch.cr,
+                era_scratch.ok)
+        return self.irf_penalty * 0.5 * H * rate_spread(
+            lg, lh, node.tg, node.th, node.is_present, E)
 
 
 def split_indices(const BIN_t[::1, :] X_binned, int feature, unsigned int bin_idx,
