@@ -98,6 +98,7 @@ class Case:
         min_samples_leaf=1,
         n_threads=1,
         data=None,
+        monotonic_cst=None,
         **options,
     ):
         data = data or {}
@@ -121,7 +122,11 @@ class Case:
             self.offsets,
             n_eras,
             self.has_missing,
-            np.zeros(len(self.n_bins), dtype=np.int8),
+            (
+                np.zeros(len(self.n_bins), dtype=np.int8)
+                if monotonic_cst is None
+                else np.asarray(monotonic_cst, dtype=np.int8)
+            ),
             SPLIT_TYPES[split_type],
             alpha,
             lam,
@@ -148,7 +153,7 @@ class Case:
         self.builder.compute_brute(rows, out, self.features)
         return out
 
-    def split(self, rows, hist):
+    def split(self, rows, hist, lower=-np.inf, upper=np.inf):
         G, H = self.g[rows].sum(), self.h[rows].sum()
         return self.splitter.find_node_split(
             len(rows),
@@ -156,8 +161,8 @@ class Case:
             G,
             H,
             -G / (H + self.lam),
-            -np.inf,
-            np.inf,
+            lower,
+            upper,
             self.features,
             np.ones(len(self.features), dtype=np.uint8),
         )
