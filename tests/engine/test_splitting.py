@@ -442,3 +442,19 @@ def test_two_children_in_one_loop_with_the_subtraction(
         case.splitter.find_node_splits(
             [args(small, small_hist)], case.features, (1, small_hist)
         )
+
+
+def test_nodes_are_split_nodes():
+    """find_node_splits takes SplitNode objects, not positional tuples; the
+    same splitter serves call after call (its work arrays are its own)."""
+    case = Case(0, 3, "era")
+    rows = case.rows
+    hist = case.hist(rows)
+    flags = np.ones(len(case.features), dtype=np.uint8)
+    with pytest.raises(TypeError):
+        case.splitter.find_node_splits(
+            [(len(rows), hist, 0.0, 1.0, 0.0, -np.inf, np.inf, flags)], case.features
+        )
+    first = _info_fields(case.split(rows, hist))
+    for _ in range(3):
+        assert _info_fields(case.split(rows, hist)) == first
