@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from eraboost._engine._criteria import rate_ratio_penalty
+from eraboost._engine._criteria import rate_spread_penalty
 from sklearn.metrics import r2_score, roc_auc_score
 from sklearn.tree import DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
@@ -190,7 +190,7 @@ def test_penalty_changes_the_stump():
     assert roots[0.0] == 1 and roots[0.05] == 0
 
 
-def test_rate_ratio_penalty_formula():
+def test_rate_spread_penalty_formula():
     pos_left = np.array([3.0, 10.0, 0.0])
     n_left = np.array([5.0, 12.0, 0.0])
     pos = np.array([4.0, 20.0, 2.0])
@@ -198,11 +198,11 @@ def test_rate_ratio_penalty_formula():
     ratios = ((pos_left + 0.5) / (pos + 1)) / (
         (n_left - pos_left + 0.5) / (n - pos + 1)
     )
-    assert rate_ratio_penalty(pos_left, n_left, pos, n) == pytest.approx(
+    assert rate_spread_penalty(pos_left, n_left, pos, n) == pytest.approx(
         ratios.max() / ratios.min() - 1
     )
     # eras absent from the node do not count; one era gives 0
-    assert rate_ratio_penalty([1.0, 0.0], [2.0, 0.0], [1.0, 0.0], [3.0, 0.0]) == 0.0
+    assert rate_spread_penalty([1.0, 0.0], [2.0, 0.0], [1.0, 0.0], [3.0, 0.0]) == 0.0
 
 
 # -- bootstrap, OOB, importances ------------------------------------------------

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from eraboost._engine._criteria import invariance_penalty
+from eraboost._engine._criteria import value_variance_penalty
 from reference import best_split
 from reference import invariance_penalty as ref_penalty
 from sklearn.base import clone
@@ -62,7 +62,9 @@ def test_stump_matches_reference(options, split_type, alpha, seed):
 def test_depth_three_matches_reference_with_absent_eras(options, split_type, alpha):
     # feature 0 tracks the era, so nodes below the root miss some eras
     X, y, eras = make_era_data(11, 6, nan=True)
-    est = engine_tree(X, y, eras, split_type, alpha, lam=1.0, msl=3, depth=3, **options)
+    est = engine_tree(
+        X, y, eras, split_type, alpha, lam=1.0, min_samples_leaf=3, depth=3, **options
+    )
     Xb = est._bin_mapper.transform(X)
     g, h = gradients(y)
     check_node(
@@ -210,12 +212,12 @@ def test_penalty_function_matches_numpy():
         ok = nL > 0
         cr = -GL[ok] / (HL[ok] + lam) + (GL + GR)[ok] / (HL + HR + lam)[ok]
         expected = np.var(cr)
-        assert invariance_penalty(GL, HL, nL, GR, HR, nR, lam) == pytest.approx(
+        assert value_variance_penalty(GL, HL, nL, GR, HR, nR, lam) == pytest.approx(
             expected, rel=1e-12
         )
     # fewer than two eras with rows on the left: no variance
     assert (
-        invariance_penalty(
+        value_variance_penalty(
             [1.0, 0.0], [2.0, 0.0], [2, 0], [1.0, 3.0], [1.0, 4.0], [1, 4], 0.0
         )
         == 0.0

@@ -36,14 +36,14 @@ def newton(G, H, lam):
     return 0.0 if d == 0 else -G / d
 
 
-def category_order(col, g, h, nbnm, has_missing):
+def category_order(col, g, h, n_value_bins, has_missing):
     """Bins of a categorical column in scikit-learn's order: those with a
     hessian sum of at least MIN_CAT_SUPPORT rows (the missing-value bin
-    ``nbnm`` included when the feature has missing values), by increasing
+    ``n_value_bins`` included when the feature has missing values), by increasing
     ``sum g / (sum h + MIN_CAT_SUPPORT)``."""
     support = len(col) / h.sum()
     bins, values = [], []
-    for b in range(nbnm + int(has_missing)):
+    for b in range(n_value_bins + int(has_missing)):
         m = col == b
         if h[m].sum() * support >= MIN_CAT_SUPPORT:
             bins.append(b)
@@ -51,18 +51,18 @@ def category_order(col, g, h, nbnm, has_missing):
     return [bins[i] for i in np.argsort(values, kind="stable")]
 
 
-def categorical_candidates(col, g, h, nbnm, has_missing):
+def categorical_candidates(col, g, h, n_value_bins, has_missing):
     """(missing_left, set of left bins, left_mask): the prefixes of the
     category order of up to ceil(n/2) categories from the start, then of up
     to ceil(n/2) - 1 from the end."""
-    order = category_order(col, g, h, nbnm, has_missing)
+    order = category_order(col, g, h, n_value_bins, has_missing)
     n = len(order)
     if n <= 1:
         return
     for seq, stop in ((order, (n + 1) // 2), (order[::-1], (n + 1) // 2 - 1)):
         for i in range(stop):
             left_bins = frozenset(seq[: i + 1])
-            yield nbnm in left_bins, left_bins, np.isin(col, list(left_bins))
+            yield n_value_bins in left_bins, left_bins, np.isin(col, list(left_bins))
 
 
 def candidates(
@@ -75,18 +75,18 @@ def candidates(
     """
     for f in range(Xb.shape[1]):
         col = Xb[rows, f]
-        nbnm = int(n_bins_non_missing[f])
+        n_value_bins = int(n_bins_non_missing[f])
         if is_categorical is not None and is_categorical[f]:
             for miss_left, left_bins, left in categorical_candidates(
-                col, g, h, nbnm, has_missing[f]
+                col, g, h, n_value_bins, has_missing[f]
             ):
                 yield f, miss_left, left_bins, left
             continue
-        miss = col == nbnm
-        for b in range(nbnm - 1 + int(has_missing[f])):
+        miss = col == n_value_bins
+        for b in range(n_value_bins - 1 + int(has_missing[f])):
             yield f, False, b, (col <= b) & ~miss
         if has_missing[f]:
-            for b in range(nbnm - 1):
+            for b in range(n_value_bins - 1):
                 yield f, True, b, (col <= b) | miss
 
 

@@ -30,12 +30,14 @@ def make_era_data(seed, n_eras, nan=False, tiny_era=False, p=4):
     return X[perm], y[perm], eras[perm]
 
 
-def engine_tree(X, y, eras, split_type, alpha, lam=0.0, msl=1, depth=1, **options):
+def engine_tree(
+    X, y, eras, split_type, alpha, lam=0.0, min_samples_leaf=1, depth=1, **options
+):
     est = HistGradientBoostingRegressor(
         split_type=split_type,
         boltzmann_alpha=alpha,
         l2_regularization=lam,
-        min_samples_leaf=msl,
+        min_samples_leaf=min_samples_leaf,
         max_iter=1,
         max_depth=depth,
         max_leaf_nodes=None,
@@ -65,7 +67,7 @@ def check_tree(
     split_type,
     alpha,
     lam,
-    msl,
+    min_samples_leaf,
     depth,
     max_depth,
     **options,
@@ -76,7 +78,7 @@ def check_tree(
     node = nodes[node_idx]
     has_missing = (Xb == bm.missing_bin_[None, :]).any(axis=0)
     ref = None
-    if len(rows) >= 2 * msl:
+    if len(rows) >= 2 * min_samples_leaf:
         ref = best_split(
             Xb,
             g,
@@ -88,7 +90,7 @@ def check_tree(
             split_type,
             alpha,
             lam,
-            msl,
+            min_samples_leaf,
             **options,
         )
     if ref is None:
@@ -119,7 +121,7 @@ def check_tree(
                 split_type,
                 alpha,
                 lam,
-                msl,
+                min_samples_leaf,
                 depth + 1,
                 max_depth,
                 **options,
@@ -138,7 +140,7 @@ def check_node(
     split_type,
     alpha,
     lam,
-    msl,
+    min_samples_leaf,
     depth,
     max_depth,
     **options,
@@ -156,7 +158,7 @@ def check_node(
         split_type,
         alpha,
         lam,
-        msl,
+        min_samples_leaf,
         depth,
         max_depth,
         **options,
@@ -179,14 +181,37 @@ def test_stump_matches_reference(split_type, alpha, seed):
 
 @pytest.mark.parametrize("split_type", SPLIT_TYPES)
 @pytest.mark.parametrize("alpha", [-np.inf, 0.0, 2.0])
-@pytest.mark.parametrize("lam,msl", [(0.0, 1), (1.5, 4)])
-def test_depth_two_matches_reference_with_absent_eras(split_type, alpha, lam, msl):
+@pytest.mark.parametrize("lam,min_samples_leaf", [(0.0, 1), (1.5, 4)])
+def test_depth_two_matches_reference_with_absent_eras(
+    split_type, alpha, lam, min_samples_leaf
+):
     X, y, eras = make_era_data(11, 6, nan=True)
-    est = engine_tree(X, y, eras, split_type, alpha, lam=lam, msl=msl, depth=2)
+    est = engine_tree(
+        X,
+        y,
+        eras,
+        split_type,
+        alpha,
+        lam=lam,
+        min_samples_leaf=min_samples_leaf,
+        depth=2,
+    )
     Xb = est._bin_mapper.transform(X)
     g, h = gradients(y)
     check_node(
-        est, Xb, g, h, eras, np.arange(len(y)), 0, split_type, alpha, lam, msl, 0, 2
+        est,
+        Xb,
+        g,
+        h,
+        eras,
+        np.arange(len(y)),
+        0,
+        split_type,
+        alpha,
+        lam,
+        min_samples_leaf,
+        0,
+        2,
     )
     if split_type == "era" and alpha in (0.0, 2.0):
         # on this data these roots leave some eras out of one child, so the

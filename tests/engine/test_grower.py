@@ -36,7 +36,17 @@ def make_data(seed, n_eras=5, n=600, p=4, missing=None):
     return X, y, eras
 
 
-def grow(X, y, eras, split_type, alpha=0.0, lam=0.0, msl=5, shrinkage=1.0, **limits):
+def grow(
+    X,
+    y,
+    eras,
+    split_type,
+    alpha=0.0,
+    lam=0.0,
+    min_samples_leaf=5,
+    shrinkage=1.0,
+    **limits,
+):
     """Bin, assemble the engine and grow one tree on the squared-error
     gradients at the mean; returns (grower, bin mapper, X_binned, g, h)."""
     bm = BinMapper(max_bins=255, random_state=0)
@@ -47,7 +57,7 @@ def grow(X, y, eras, split_type, alpha=0.0, lam=0.0, msl=5, shrinkage=1.0, **lim
         split_type=split_type,
         boltzmann_alpha=alpha,
         l2_regularization=lam,
-        min_samples_leaf=msl,
+        min_samples_leaf=min_samples_leaf,
         max_leaf_nodes=limits.get("max_leaf_nodes"),
         max_depth=limits.get("max_depth"),
     )
@@ -171,7 +181,7 @@ def test_best_first_opens_the_best_leaf(split_type):
 
 def test_growth_limits():
     X, y, eras = make_data(4)
-    grower, *_ = grow(X, y, eras, "era", msl=40, max_depth=2)
+    grower, *_ = grow(X, y, eras, "era", min_samples_leaf=40, max_depth=2)
     leaves = grower.finalized_leaves
     assert all(len(leaf.sample_indices) >= 40 for leaf in leaves)
     assert all(leaf.depth <= 2 for leaf in leaves)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import reference
 from eraboost._engine._histogram import HistogramBuilder, histogram_layout
-from eraboost._engine._splitting import PENALTY_KINDS, SPLIT_TYPE_CODES, Splitter
+from eraboost._engine._splitting import PENALTY_KINDS, SplitNode, Splitter
 from reference import best_split
 
 from eraboost._engine._common import SPLIT_TYPES
@@ -45,14 +45,16 @@ def make_node(
     eras = np.repeat(np.arange(n_eras), sizes).astype(np.int32)
     n = eras.size
     n_bins = np.asarray(n_bins, dtype=np.uint32)
-    nbnm = n_bins - 1
-    cols = [rng.integers(0, nbnm[f], size=n) for f in range(len(n_bins))]
+    n_bins_non_missing = n_bins - 1
+    cols = [rng.integers(0, n_bins_non_missing[f], size=n) for f in range(len(n_bins))]
     cols[0] = np.clip(
-        eras * int(nbnm[0]) // n_eras + rng.integers(-1, 2, n), 0, nbnm[0] - 1
+        eras * int(n_bins_non_missing[0]) // n_eras + rng.integers(-1, 2, n),
+        0,
+        n_bins_non_missing[0] - 1,
     )
     for f in range(len(n_bins)):
         if missing[f]:
-            cols[f][rng.random(n) < 0.12] = nbnm[f]
+            cols[f][rng.random(n) < 0.12] = n_bins_non_missing[f]
     Xb = np.asfortranarray(np.column_stack(cols).astype(np.uint8))
     shift = rng.normal(size=n_eras)[eras]
     latent = 0.4 * cols[1] + shift * (cols[2] - 4) + 0.05 * cols[3]
@@ -76,7 +78,9 @@ def make_node(
     Xb, g, eras = np.asfortranarray(Xb[perm]), g[perm], eras[perm]
     if h.shape[0] > 1:
         h = h[perm]
-    has_missing = np.array([(Xb[:, f] == nbnm[f]).any() for f in range(len(n_bins))])
+    has_missing = np.array(
+        [(Xb[:, f] == n_bins_non_missing[f]).any() for f in range(len(n_bins))]
+    )
     return Xb, n_bins, g, h, eras, has_missing.astype(np.uint8)
 
 
@@ -91,9 +95,10 @@ class Case:
         split_type,
         alpha=0.0,
         lam=0.0,
-        msl=1,
+        min_samples_leaf=1,
         n_threads=1,
         data=None,
+        monotonic_cst=None,
         **options,
     ):
         data = data or {}
@@ -101,7 +106,12 @@ class Case:
             seed, n_eras, **data
         )
         self.categorical = data.get("categorical")
-        self.split_type, self.alpha, self.lam, self.msl = split_type, alpha, lam, msl
+        self.split_type, self.alpha, self.lam, self.min_samples_leaf = (
+            split_type,
+            alpha,
+            lam,
+            min_samples_leaf,
+        )
         self.offsets = histogram_layout(self.n_bins, n_eras)
         self.builder = HistogramBuilder(
             self.Xb, self.n_bins, self.offsets, n_eras, self.eras, g, h, n_threads
@@ -112,12 +122,16 @@ class Case:
             self.offsets,
             n_eras,
             self.has_missing,
-            np.zeros(len(self.n_bins), dtype=np.int8),
+            (
+                np.zeros(len(self.n_bins), dtype=np.int8)
+                if monotonic_cst is None
+                else np.asarray(monotonic_cst, dtype=np.int8)
+            ),
             SPLIT_TYPES[split_type],
             alpha,
             lam,
             reference.MIN_HESSIAN,
-            msl,
+            min_samples_leaf,
             h.shape[0] == 1,
             n_threads,
             is_categorical=None if is_cat is None else is_cat.astype(np.uint8),
@@ -139,7 +153,7 @@ class Case:
         self.builder.compute_brute(rows, out, self.features)
         return out
 
-    def split(self, rows, hist):
+    def split(self, rows, hist, lower=-np.inf, upper=np.inf):
         G, H = self.g[rows].sum(), self.h[rows].sum()
         return self.splitter.find_node_split(
             len(rows),
@@ -147,8 +161,8 @@ class Case:
             G,
             H,
             -G / (H + self.lam),
-            -np.inf,
-            np.inf,
+            lower,
+            upper,
             self.features,
             np.ones(len(self.features), dtype=np.uint8),
         )
@@ -180,7 +194,7 @@ class Case:
             self.split_type,
             self.alpha,
             self.lam,
-            self.msl,
+            self.min_samples_leaf,
             is_categorical=self.categorical,
             **self.ref_options,
         )
@@ -199,10 +213,10 @@ class Case:
             if (self.Xb[rows, f] == self.n_bins[f] - 1).any():
                 assert info.missing_go_to_left == miss_left, (info, ref)
         if self.split_type == "directional":
-            assert info.dnum == key[0]
-            assert info.crit == pytest.approx(key[1], rel=1e-9, abs=1e-9)
+            assert info.direction_count == key[0]
+            assert info.criterion == pytest.approx(key[1], rel=1e-9, abs=1e-9)
         else:
-            assert info.crit == pytest.approx(key[0], rel=1e-9, abs=1e-9)
+            assert info.criterion == pytest.approx(key[0], rel=1e-9, abs=1e-9)
         left = self.left_mask(rows, info)
         assert left.sum() == info.n_samples_left
         n = 1
@@ -222,8 +236,10 @@ CATEGORICAL = {
 }
 
 
-def test_split_type_codes():
-    assert SPLIT_TYPE_CODES == SPLIT_TYPES
+def test_codes():
+    """The split types' codes are ``_common.SPLIT_TYPES`` (``_splitting``
+    checks the C enum against it on import); the penalties' are 0 and 1."""
+    assert SPLIT_TYPES == {"original": 0, "era": 1, "directional": 2}
     assert sorted(PENALTY_KINDS.values()) == [0, 1]
 
 
@@ -239,7 +255,9 @@ def test_numeric_nodes_match_reference(split_type, alpha, seed):
 @pytest.mark.parametrize("split_type", ["original", "era", "directional"])
 @pytest.mark.parametrize("alpha", [-np.inf, 0.0, 2.0])
 def test_non_constant_hessians_and_l2(split_type, alpha):
-    case = Case(7, 6, split_type, alpha, lam=1.5, msl=3, data={"const_h": False})
+    case = Case(
+        7, 6, split_type, alpha, lam=1.5, min_samples_leaf=3, data={"const_h": False}
+    )
     assert case.check(3) >= 3
 
 
@@ -290,14 +308,14 @@ def rate_spread_penalty(left, g, h, eras, lam, era_set=None):
 def test_rate_spread_penalty_matches_reference(
     monkeypatch, split_type, categorical, penalty
 ):
-    """The forests' classification penalty (``irf_kind=1``) on numeric and
+    """The forests' classification penalty (``penalty_kind=1``) on numeric and
     categorical features: the reference with its penalty term replaced by
     the IRF classification penalty."""
     monkeypatch.setattr(reference, "invariance_penalty", rate_spread_penalty)
     data = dict(
         CATEGORICAL if categorical else {}, classification=True, rows_per_era=(20, 60)
     )
-    case = Case(5, 4, split_type, data=data, irf_penalty=penalty, irf_kind=1)
+    case = Case(5, 4, split_type, data=data, irf_penalty=penalty, penalty_kind=1)
     assert case.check(3) >= 3
 
 
@@ -334,8 +352,8 @@ def test_bad_codes_are_refused():
             True,
             1,
         )
-    with pytest.raises(ValueError, match="irf_kind must be"):
-        Case(0, 3, "era", irf_kind=2)
+    with pytest.raises(ValueError, match="penalty_kind must be"):
+        Case(0, 3, "era", penalty_kind=2)
 
 
 def test_missing_or_short_buffers_are_refused():
@@ -386,7 +404,7 @@ def test_two_children_in_one_loop_with_the_subtraction(
     feature on the way: the same splits and the same histogram bytes as
     compute_subtraction followed by find_node_split for each child."""
     data = CATEGORICAL if categorical else {}
-    case = Case(1, 6, split_type, msl=3, n_threads=n_threads, data=data)
+    case = Case(1, 6, split_type, min_samples_leaf=3, n_threads=n_threads, data=data)
     rows = case.rows
     parent = case.hist(rows)
     info = case.split(rows, parent)
@@ -401,7 +419,16 @@ def test_two_children_in_one_loop_with_the_subtraction(
     def args(sub, hist):
         G, H = case.g[sub].sum(), case.h[sub].sum()
         flags = np.ones(len(case.features), dtype=np.uint8)
-        return (len(sub), hist, G, H, -G / (H + case.lam), -np.inf, np.inf, flags)
+        return SplitNode(
+            n_samples=len(sub),
+            histogram=hist,
+            sum_gradients=G,
+            sum_hessians=H,
+            value=-G / (H + case.lam),
+            lower_bound=-np.inf,
+            upper_bound=np.inf,
+            sampled=flags,
+        )
 
     fused = parent.copy()
     got = case.splitter.find_node_splits(
@@ -415,3 +442,19 @@ def test_two_children_in_one_loop_with_the_subtraction(
         case.splitter.find_node_splits(
             [args(small, small_hist)], case.features, (1, small_hist)
         )
+
+
+def test_nodes_are_split_nodes():
+    """find_node_splits takes SplitNode objects, not positional tuples; the
+    same splitter serves call after call (its work arrays are its own)."""
+    case = Case(0, 3, "era")
+    rows = case.rows
+    hist = case.hist(rows)
+    flags = np.ones(len(case.features), dtype=np.uint8)
+    with pytest.raises(TypeError):
+        case.splitter.find_node_splits(
+            [(len(rows), hist, 0.0, 1.0, 0.0, -np.inf, np.inf, flags)], case.features
+        )
+    first = _info_fields(case.split(rows, hist))
+    for _ in range(3):
+        assert _info_fields(case.split(rows, hist)) == first

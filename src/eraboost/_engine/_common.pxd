@@ -105,9 +105,10 @@ cdef enum SplitType:
     ERA = 1             # Boltzmann operator of the per-era gains
     DIRECTIONAL = 2     # |sum of the per-era directions|, then the era score
 
-# The invariance penalties (``irf_kind``).
+# The invariance penalties (``penalty_kind``), named as the options of
+# ``_splitting.PENALTY_KINDS`` and the functions of ``_criteria.pxd``.
 cdef enum PenaltyKind:
-    VALUE_VARIANCE = 0  # SPEC.md: H_node * Var_e CR_e
+    VALUE_VARIANCE = 0  # docs/criteria.md: H_node * Var_e CR_e
     RATE_SPREAD = 1     # IRF classification: H_node / 2 * (max I_e / min I_e - 1)
 
 cdef enum:

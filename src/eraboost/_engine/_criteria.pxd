@@ -58,7 +58,7 @@ cdef extern from "_simd.h":
 
 cdef extern from *:
     """
-    /* The direction of one era from its left and right sums (SPEC.md):
+    /* The direction of one era from its left and right sums (docs/criteria.md):
        sign(v_R - v_L) with v = G / (H + lam) (0 when H + lam == 0), the
        negated Newton values, so -d_e of docs/criteria.md; 0 when a side is
        empty. Without divisions: the sign of
@@ -79,7 +79,7 @@ cdef extern from *:
         return sn * sd * split;
     }
 
-    /* The per-era gain of one era from its left and right sums (SPEC.md):
+    /* The per-era gain of one era from its left and right sums (docs/criteria.md):
        score(G, H) = G^2 / d with d = H + lam (0 when d == 0), both sides'
        scores over one division, (G_L^2 d_R + G_R^2 d_L) / (d_L d_R); 0
        when a side is empty (the sums of float32 gradients and hessians
@@ -101,7 +101,7 @@ cdef extern from *:
     }
 
     /* The per-era gain and direction of one era from its left and right
-       sums (SPEC.md): eb_era_gain's and eb_era_direction's. */
+       sums (docs/criteria.md): eb_era_gain's and eb_era_direction's. */
     static inline EB_ALWAYS_INLINE double eb_era_gain_direction(
         double GL, double HL, double nL, double GR, double HR, double nR,
         double score_parent, double lam, int *direction)
@@ -208,16 +208,12 @@ cdef inline double rate_ratio(double pos_left, double neg_left, double pos,
     return ((pos_left + 0.5) * (neg + 1.0)) / ((pos + 1.0) * (neg_left + 0.5))
 
 
-cdef inline double ratio_spread(double lo, double hi) noexcept nogil:
-    """IRF's classification penalty L = max_e I_e / min_e I_e - 1 (eq. 16)."""
-    return hi / lo - 1.0
-
-
-cdef inline double value_change_variance(const double *gL, const double *hL,
-                                         const double *nL, const double *g,
-                                         const double *h, int m, double lam,
-                                         double *cr, signed char *ok) noexcept nogil:
-    """SPEC.md's invariance penalty P(s) = Var_e CR_e over m eras.
+cdef inline double value_variance(const double *gL, const double *hL,
+                                  const double *nL, const double *g,
+                                  const double *h, int m, double lam,
+                                  double *cr, signed char *ok) noexcept nogil:
+    """The ``value_variance`` invariance penalty of docs/criteria.md,
+    P(s) = Var_e CR_e over m eras.
 
     ``CR_e = v(G_Le, H_Le) - v(G_e, H_e)`` with the Newton value ``v``, from
     each era's left sums (gL, hL, nL) and totals (g, h), over the eras with
@@ -236,8 +232,9 @@ cdef inline double value_change_variance(const double *gL, const double *hL,
 cdef inline double rate_spread(const double *gL, const double *hL,
                                const double *g, const double *h,
                                const signed char *ok, int m) noexcept nogil:
-    """IRF's classification penalty ``max_e I_e / min_e I_e - 1`` over the
-    eras i < m with ok[i] set (the eras of the node).
+    """The ``rate_spread`` invariance penalty, IRF's classification penalty
+    ``max_e I_e / min_e I_e - 1`` (Liao et al. eq. 16) over the eras i < m
+    with ok[i] set (the eras of the node).
 
     From each era's left sums (gL, hL) and totals (g, h) of gradients
     ``-w * y`` (y in {0, 1}) and hessians ``w``: an era's positive rows
@@ -255,4 +252,4 @@ cdef inline double rate_spread(const double *gL, const double *hL,
         r = rate_ratio(posL, max(hL[i] - posL, 0.0), pos, max(h[i] - pos, 0.0))
         lo = min(lo, r)
         hi = max(hi, r)
-    return ratio_spread(lo, hi) if k >= 2 else 0.0
+    return hi / lo - 1.0 if k >= 2 else 0.0

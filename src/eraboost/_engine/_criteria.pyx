@@ -39,8 +39,9 @@ def era_split_score(GL, HL, nL, GR, HR, nR, double lam, double alpha):
     return np.asarray(gains), s, dsum
 
 
-def invariance_penalty(GL, HL, nL, GR, HR, nR, double lam):
-    """P(s) = Var_e CR_e(s) of docs/criteria.md for one candidate split.
+def value_variance_penalty(GL, HL, nL, GR, HR, nR, double lam):
+    """The ``value_variance`` penalty P(s) = Var_e CR_e(s) of
+    docs/criteria.md for one candidate split.
 
     ``CR_e = v(G_Le, H_Le) - v(G_e, H_e)`` with the Newton value
     ``v = -G / (H + lam)``, over the eras with rows on the left; population
@@ -57,12 +58,13 @@ def invariance_penalty(GL, HL, nL, GR, HR, nR, double lam):
     cdef double[::1] g = GL + GR, h = HL + HR
     cdef double[::1] cr = np.zeros(m, dtype=np.float64)
     cdef signed char[::1] ok = np.zeros(m, dtype=np.int8)
-    return value_change_variance(&gL[0], &hL[0], &nl[0], &g[0], &h[0], <int>m,
-                                 lam, &cr[0], &ok[0])
+    return value_variance(&gL[0], &hL[0], &nl[0], &g[0], &h[0], <int>m, lam,
+                          &cr[0], &ok[0])
 
 
-def rate_ratio_penalty(pos_left, n_left, pos, n):
-    """IRF's classification penalty ``max_e I_e / min_e I_e - 1`` (eq. 16-19).
+def rate_spread_penalty(pos_left, n_left, pos, n):
+    """The ``rate_spread`` penalty, IRF's classification penalty
+    ``max_e I_e / min_e I_e - 1`` (eq. 16-19).
 
     Parameters
     ----------

@@ -32,13 +32,15 @@ the left-to-right one). Otherwise every present era's sums at each candidate
 are gathered from the per-era rows, a chunk of candidates at a time, and
 their gains computed in one dense loop (``era_gains``); candidates with the
 same partition (empty bins in between) are one candidate labelled with the
-lowest bin, and ties go to the first candidate of SPEC.md's order: lowest
+lowest bin, and ties go to the first candidate of docs/criteria.md's order: lowest
 feature (in the order of ``features``), left-to-right scan, lowest bin
 (lowest prefix for categorical features, the prefixes from the start first).
 """
 cimport cython
 from cython.parallel import prange, threadid
 import numpy as np
+
+from ._common import SPLIT_TYPES
 from libc.stdlib cimport malloc, free, calloc, qsort
 from libc.string cimport memcpy
 
@@ -48,7 +50,7 @@ from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t,
                        RATE_SPREAD, ONE_THREAD_BELOW, ROWS_PER_THREAD)
 from ._criteria cimport (score, era_gains, era_directions, era_direction,
                          boltzmann,
-                         value_change_variance, rate_spread)
+                         value_variance, rate_spread)
 
 cdef extern from "_simd.h":
     pass
@@ -90,8 +92,12 @@ cdef extern from *:
                                      const uint32_t *b, int E) noexcept nogil
 
 
-# The codes of the criteria, by name (``_common.SPLIT_TYPES``).
-SPLIT_TYPE_CODES = {"original": ORIGINAL, "era": ERA, "directional": DIRECTIONAL}
+# The codes of the criteria by name are ``_common.SPLIT_TYPES``, the one
+# table; the C enum ``SplitType`` (``_common.pxd``) must give them the same
+# values.
+if (SPLIT_TYPES["original"], SPLIT_TYPES["era"],
+        SPLIT_TYPES["directional"]) != (ORIGINAL, ERA, DIRECTIONAL):
+    raise ImportError("_common.SPLIT_TYPES and the enum SplitType disagree")
 PENALTY_KINDS = {"value_variance": VALUE_VARIANCE, "rate_spread": RATE_SPREAD}
 
 
@@ -118,9 +124,9 @@ cdef double POOLED_PROGRESS_RTOL = 1e-9
 cdef struct score_t:
     # a candidate's score
     bint found           # eligible
-    int dnum             # directional: |sum_e d_e|
+    int direction_count  # directional: |sum_e d_e|
     double gain          # pooled gain
-    double crit          # criterion score: gain, S_era, or S_era (directional)
+    double criterion     # criterion score: gain, S_era, or S_era (directional)
 
 
 cdef struct split_t:
@@ -229,27 +235,27 @@ cdef bint scratch_alloc(feature_scratch_t *fs, unsigned int nb, int E,
                         bint per_era) noexcept nogil:
     """Work arrays for features of up to nb bins and E eras."""
     cdef size_t m = E if per_era else 0
-    cdef era_scratch_t *es = &fs.era
+    cdef era_scratch_t *era_scratch = &fs.era
     fs.cands = <pooled_t *> malloc(nb * sizeof(pooled_t))
     fs.cats = <cat_info_t *> malloc(nb * sizeof(cat_info_t))
     fs.seq = <unsigned int *> malloc(nb * sizeof(unsigned int))
-    es.ok = <signed char *> malloc(m + 1)
-    es.pg = <double *> malloc((12 * m + 1) * sizeof(double))
+    era_scratch.ok = <signed char *> malloc(m + 1)
+    era_scratch.pg = <double *> malloc((12 * m + 1) * sizeof(double))
     if (fs.cands == NULL or fs.cats == NULL or fs.seq == NULL
-            or es.ok == NULL or es.pg == NULL):
+            or era_scratch.ok == NULL or era_scratch.pg == NULL):
         scratch_free(fs)
         return False
-    es.ph = es.pg + m
-    es.pn = es.pg + 2 * m
-    es.qg = es.pg + 3 * m
-    es.qh = es.pg + 4 * m
-    es.qn = es.pg + 5 * m
-    es.gains = es.pg + 6 * m
-    es.lg = es.pg + 7 * m
-    es.lh = es.pg + 8 * m
-    es.ln = es.pg + 9 * m
-    es.cr = es.pg + 10 * m
-    es.gc = es.pg + 11 * m
+    era_scratch.ph = era_scratch.pg + m
+    era_scratch.pn = era_scratch.pg + 2 * m
+    era_scratch.qg = era_scratch.pg + 3 * m
+    era_scratch.qh = era_scratch.pg + 4 * m
+    era_scratch.qn = era_scratch.pg + 5 * m
+    era_scratch.gains = era_scratch.pg + 6 * m
+    era_scratch.lg = era_scratch.pg + 7 * m
+    era_scratch.lh = era_scratch.pg + 8 * m
+    era_scratch.ln = era_scratch.pg + 9 * m
+    era_scratch.cr = era_scratch.pg + 10 * m
+    era_scratch.gc = era_scratch.pg + 11 * m
     return True
 
 
@@ -282,11 +288,11 @@ cdef inline bint better(const score_t *a, const score_t *b,
     if not b.found:
         return True
     if split_type != DIRECTIONAL:
-        return a.crit > b.crit
-    if a.dnum != b.dnum:
-        return a.dnum > b.dnum
-    if a.crit != b.crit:
-        return a.crit > b.crit
+        return a.criterion > b.criterion
+    if a.direction_count != b.direction_count:
+        return a.direction_count > b.direction_count
+    if a.criterion != b.criterion:
+        return a.criterion > b.criterion
     return a.gain > b.gain
 
 
@@ -314,10 +320,42 @@ cdef inline double node_value(double G, double H, double lower, double upper,
     return v
 
 
+cdef inline bint monotonic_ok(signed char mono, double vL,
+                              double vR) noexcept nogil:
+    """The monotonic constraint of a feature (1 increasing, -1 decreasing,
+    0 none) on the children's (bounded) values."""
+    return not ((mono == 1 and vL > vR) or (mono == -1 and vL < vR))
+
+
+cdef inline double pooled_gain(const pooled_t *p, const node_sums_t *node,
+                               double vL, double vR, double lam,
+                               bint from_values) noexcept nogil:
+    """The pooled gain of candidate ``p``, with children's values vL, vR
+    (``node_value``: bounded by the node's bounds).
+
+    docs/criteria.md's gain is ``score(G_L, H_L) + score(G_R, H_R) -
+    score(G, H)``, computed so on the per-era path. On the pooled path
+    (``from_values``) it is scikit-learn's, bit for bit (the parity tests):
+    ``G * v - G_L * v_L - G_R * v_R`` from the node's value ``v`` and the
+    children's. The two agree, up to rounding, when no bound binds
+    (``v = -G / (H + lam)``, so ``-G v = score(G, H)``), and under monotonic
+    constraints whenever the bounds leave the values alone: the constraint
+    itself only rules candidates out, on both paths from the same bounded
+    values. They differ when a bound binds, i.e. below a monotonic split:
+    there scikit-learn's gain uses the clipped values, the per-era path the
+    unclipped sums (tests/engine/test_monotonic_reference.py shows both).
+    One formula for both would change either the parity with scikit-learn
+    or the era criteria's results, so both stay, side by side here."""
+    if from_values:
+        return node.loss_node - p.GL * vL - p.GR * vR
+    return (score(p.GL, p.HL, lam) + score(p.GR, p.HR, lam)
+            - score(p.GL + p.GR, p.HL + p.HR, lam))
+
+
 class SplitInfo:
     """The best split of a node and the sums of its children."""
-    __slots__ = ("found", "gain", "crit", "dnum", "n_eras", "feature_idx",
-                 "bin_idx", "missing_go_to_left", "sum_gradient_left",
+    __slots__ = ("found", "gain", "criterion", "direction_count", "n_eras",
+                 "feature_idx", "bin_idx", "missing_go_to_left", "sum_gradient_left",
                  "sum_hessian_left", "sum_gradient_right", "sum_hessian_right",
                  "n_samples_left", "n_samples_right", "value_left", "value_right",
                  "priority", "is_categorical", "left_cat_bitset")
@@ -326,8 +364,53 @@ class SplitInfo:
         return (
             f"SplitInfo(feature={self.feature_idx}, bin={self.bin_idx}, "
             f"missing_left={self.missing_go_to_left}, gain={self.gain:.6g}, "
-            f"crit={self.crit:.6g}, dnum={self.dnum})"
+            f"criterion={self.criterion:.6g}, direction_count={self.direction_count})"
         )
+
+
+@cython.final
+cdef class SplitNode:
+    """What :meth:`Splitter.find_node_splits` needs of one node.
+
+    Parameters
+    ----------
+    n_samples : int
+    histogram : ndarray of uint8
+        The node's histograms (``HistogramBuilder``'s buffer).
+    sum_gradients, sum_hessians : float
+    value : float
+        The node's value (scikit-learn's gain: ``sum_gradients * value``).
+    lower_bound, upper_bound : float
+        Bounds of the children's values (monotonic constraints).
+    sampled : ndarray of uint8 (n_features,)
+        Whether each of the features is considered.
+    """
+    cdef readonly unsigned int n_samples
+    cdef readonly object histogram
+    cdef readonly double sum_gradients
+    cdef readonly double sum_hessians
+    cdef readonly double value
+    cdef readonly double lower_bound
+    cdef readonly double upper_bound
+    cdef readonly object sampled
+
+    def __init__(self, unsigned int n_samples, histogram, double sum_gradients,
+                 double sum_hessians, double value, double lower_bound,
+                 double upper_bound, sampled):
+        self.n_samples = n_samples
+        self.histogram = histogram
+        self.sum_gradients = sum_gradients
+        self.sum_hessians = sum_hessians
+        self.value = value
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+        self.sampled = sampled
+
+    def __repr__(self):
+        return (f"SplitNode(n_samples={self.n_samples}, "
+                f"sum_gradients={self.sum_gradients:.6g}, "
+                f"sum_hessians={self.sum_hessians:.6g}, value={self.value:.6g}, "
+                f"bounds=({self.lower_bound:.6g}, {self.upper_bound:.6g}))")
 
 
 @cython.final
@@ -347,7 +430,7 @@ cdef class Splitter:
     has_missing_values : ndarray of uint8 (n_features,)
     monotonic_cst : ndarray of int8 (n_features,)
     split_type : int
-        A code of ``SPLIT_TYPE_CODES``: 0 original, 1 era, 2 directional.
+        A code of ``_common.SPLIT_TYPES``: 0 original, 1 era, 2 directional.
     alpha : float
         Boltzmann alpha.
     l2_regularization, min_hessian_to_split : float
@@ -357,11 +440,11 @@ cdef class Splitter:
     is_categorical : ndarray of uint8 (n_features,) or None
         Categorical features (their bins are categories).
     irf_penalty : float, default=0
-        Weight of the invariance penalty (SPEC.md); 0 is off.
+        Weight of the invariance penalty (docs/criteria.md); 0 is off.
     min_samples_leaf_per_era : int, default=0
         Rows every era of the node keeps on each side; 0 is off.
-    irf_kind : int, default=0
-        A code of ``PENALTY_KINDS``. 0: SPEC.md's penalty
+    penalty_kind : int, default=0
+        A code of ``PENALTY_KINDS``. 0: ``value_variance``, the penalty
         ``H_node * Var_e CR_e``. 1: the IRF paper's classification penalty
         ``H_node / 2 * (max_e I_e / min_e I_e - 1)`` (``rate_spread`` in
         ``_criteria.pxd``), for gradients ``-w * y`` of a 0/1 target and
@@ -386,23 +469,59 @@ cdef class Splitter:
     cdef int n_threads
     cdef double irf_penalty
     cdef unsigned int min_per_era
-    cdef int irf_kind
+    cdef int penalty_kind
     cdef bint per_era        # score from the per-era histograms
     cdef unsigned int max_nb  # the most bins of a feature
     cdef const uint8_t[::1] is_categorical
+    # per-thread work arrays, for features of up to max_nb bins and the
+    # eras scored (n_eras on the per-era path): one per thread
+    cdef feature_scratch_t *scratch
+    cdef int n_scratch
+    cdef bint busy           # a call of find_node_splits uses the scratch
+
+    def __cinit__(self):
+        self.scratch = NULL
+        self.n_scratch = 0
+        self.busy = False
+
+    def __dealloc__(self):
+        self._free_scratch()
+
+    cdef void _free_scratch(self) noexcept:
+        cdef int t
+        if self.scratch != NULL:
+            for t in range(self.n_scratch):
+                scratch_free(&self.scratch[t])
+            free(self.scratch)
+        self.scratch = NULL
+        self.n_scratch = 0
+
+    cdef void _alloc_scratch(self, int n) except *:
+        """Work arrays for n threads; MemoryError when they cannot be had."""
+        cdef int t
+        cdef int E = self.n_eras if self.per_era else 1
+        self._free_scratch()
+        self.scratch = <feature_scratch_t *> calloc(n, sizeof(feature_scratch_t))
+        if self.scratch == NULL:
+            raise MemoryError()
+        self.n_scratch = n
+        for t in range(n):
+            if not scratch_alloc(&self.scratch[t], self.max_nb, E, self.per_era):
+                self._free_scratch()
+                raise MemoryError()
 
     def __init__(self, n_bins, offsets, int n_eras, has_missing_values,
                  monotonic_cst, int split_type, double alpha,
                  double l2_regularization, double min_hessian_to_split,
                  unsigned int min_samples_leaf, bint hessians_are_constant,
                  int n_threads, is_categorical=None, double irf_penalty=0.0,
-                 unsigned int min_samples_leaf_per_era=0, int irf_kind=0):
-        if split_type not in SPLIT_TYPE_CODES.values():
+                 unsigned int min_samples_leaf_per_era=0, int penalty_kind=0):
+        if split_type not in SPLIT_TYPES.values():
             raise ValueError(f"split_type must be one of "
-                             f"{sorted(SPLIT_TYPE_CODES.values())}, got {split_type}")
-        if irf_kind not in PENALTY_KINDS.values():
-            raise ValueError(f"irf_kind must be one of "
-                             f"{sorted(PENALTY_KINDS.values())}, got {irf_kind}")
+                             f"{sorted(SPLIT_TYPES.values())}, got {split_type}")
+        if penalty_kind not in PENALTY_KINDS.values():
+            raise ValueError(f"penalty_kind must be one of "
+                             f"{sorted(PENALTY_KINDS.values())}, got {penalty_kind}")
         self.n_bins = n_bins
         self.max_nb = max(n_bins) if len(n_bins) else 1
         self.offsets = offsets
@@ -418,26 +537,27 @@ cdef class Splitter:
         self.n_threads = n_threads
         self.irf_penalty = irf_penalty
         self.min_per_era = min_samples_leaf_per_era
-        self.irf_kind = irf_kind
+        self.penalty_kind = penalty_kind
         self.per_era = n_eras > 1 and (split_type != ORIGINAL or irf_penalty > 0
                                        or min_samples_leaf_per_era > 0)
         if is_categorical is None:
             is_categorical = np.zeros(len(n_bins), dtype=np.uint8)
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.uint8)
+        self._alloc_scratch(max(n_threads, 1))
 
-    def find_node_split(self, unsigned int n_samples, const uint8_t[::1] hist not None,
+    def find_node_split(self, unsigned int n_samples, histogram,
                         double sum_gradients, double sum_hessians, double value,
                         double lower_bound, double upper_bound,
-                        const uint32_t[::1] features not None,
-                        const uint8_t[::1] sampled not None):
-        """Best split over ``features`` (those with ``sampled[k]`` set).
+                        const uint32_t[::1] features not None, sampled):
+        """Best split over ``features`` (those with ``sampled[k]`` set) of
+        one node, given as the fields of :class:`SplitNode`.
 
         Returns a :class:`SplitInfo`; ``found`` is False when no candidate is
         eligible.
         """
         return self.find_node_splits(
-            [(n_samples, hist, sum_gradients, sum_hessians, value, lower_bound,
-              upper_bound, sampled)], features)[0]
+            [SplitNode(n_samples, histogram, sum_gradients, sum_hessians, value,
+                       lower_bound, upper_bound, sampled)], features)[0]
 
     def find_node_splits(self, nodes, const uint32_t[::1] features not None,
                          subtract=None):
@@ -446,13 +566,10 @@ cdef class Splitter:
 
         Parameters
         ----------
-        nodes : list of tuples
-            ``(n_samples, hist, sum_gradients, sum_hessians, value,
-            lower_bound, upper_bound, sampled)`` of each node, as the
-            arguments of :meth:`find_node_split`.
+        nodes : list of :class:`SplitNode`
         features : ndarray of uint32
         subtract : tuple (j, sibling) or None
-            Node ``j``'s ``hist`` holds its parent's histogram: the
+            Node ``j``'s ``histogram`` holds its parent's histogram: the
             ``sibling``'s (the other child's) is subtracted from it, feature
             by feature over all ``features``, before that feature is scanned
             (``HistogramBuilder.compute_subtraction`` in the same loop).
@@ -460,6 +577,9 @@ cdef class Splitter:
         Returns
         -------
         infos : list of :class:`SplitInfo`, one per node.
+
+        One call at a time: the calls share the splitter's per-thread work
+        arrays.
         """
         cdef int n_nodes = len(nodes), n_feat = features.shape[0]
         cdef int64_t need = (self.offsets[self.offsets.shape[0] - 1]
@@ -469,12 +589,13 @@ cdef class Splitter:
         cdef const uint8_t[::1] samp
         cdef const uint8_t[::1] sibling
         cdef const uint8_t *sib = NULL
+        cdef SplitNode node
         views = []
         for node in nodes:
-            hist = node[1]
-            samp = node[7]
-            if hist is None or samp is None:
+            if node.histogram is None or node.sampled is None:
                 raise TypeError("a node's histogram and sampled flags are needed")
+            hist = node.histogram
+            samp = node.sampled
             if hist.shape[0] < need:
                 raise ValueError(f"histogram buffer of {hist.shape[0]} bytes, "
                                  f"{need} needed")
@@ -487,99 +608,83 @@ cdef class Splitter:
             sub_j = subtract[0]
             if not 0 <= sub_j < n_nodes:
                 raise ValueError(f"subtract: no node {sub_j}")
-            _writable = nodes[sub_j][1]  # written to: must be writable
+            _writable = (<SplitNode> nodes[sub_j]).histogram  # must be writable
             sibling = subtract[1]
             if sibling is None or sibling.shape[0] < need:
                 raise ValueError("subtract needs the sibling's whole histogram")
             sib = &sibling[0]
+        if self.busy:
+            raise RuntimeError("this Splitter is already finding splits (one "
+                               "call at a time: its work arrays are shared)")
         cdef int E = self.n_eras if self.per_era else 1
-        cdef bint ok = True
         cdef int best
-        cdef node_sums_t *nds = <node_sums_t *> calloc(max(n_nodes, 1),
-                                                       sizeof(node_sums_t))
+        cdef int n_alloc = max(n_nodes, 1)
+        cdef node_sums_t *node_sums = <node_sums_t *> calloc(
+            n_alloc, sizeof(node_sums_t))
         cdef const uint8_t **hists = <const uint8_t **> calloc(
-            max(n_nodes, 1), sizeof(uint8_t *))
+            n_alloc, sizeof(uint8_t *))
         cdef const uint8_t **samps = <const uint8_t **> calloc(
-            max(n_nodes, 1), sizeof(uint8_t *))
+            n_alloc, sizeof(uint8_t *))
         cdef split_t *infos = <split_t *> calloc(max(n_tasks, 1), sizeof(split_t))
         cdef int32_t *present = <int32_t *> malloc(
-            max(n_nodes, 1) * 2 * E * sizeof(int32_t))
-        cdef signed char *is_present = <signed char *> calloc(
-            max(n_nodes, 1) * E, 1)
+            n_alloc * 2 * E * sizeof(int32_t))
+        cdef signed char *is_present = <signed char *> calloc(n_alloc * E, 1)
         # per-era totals of each node: g, h, rows, score
-        cdef double *tot = <double *> calloc(max(n_nodes, 1) * 4 * E,
-                                             sizeof(double))
-        # one scratch per thread
-        cdef feature_scratch_t *fss = <feature_scratch_t *> calloc(
-            max(self.n_threads, 1), sizeof(feature_scratch_t))
-        if (nds == NULL or hists == NULL or samps == NULL or infos == NULL
-                or present == NULL or is_present == NULL or tot == NULL
-                or fss == NULL):
-            free(nds)
-            free(hists)
-            free(samps)
-            free(infos)
-            free(present)
-            free(is_present)
-            free(tot)
-            free(fss)
-            raise MemoryError()
+        cdef double *tot = <double *> calloc(n_alloc * 4 * E, sizeof(double))
+        self.busy = True
         try:
+            if (node_sums == NULL or hists == NULL or samps == NULL
+                    or infos == NULL or present == NULL or is_present == NULL
+                    or tot == NULL):
+                raise MemoryError()
             for j in range(n_nodes):
                 hist, samp = views[j]
                 hists[j] = &hist[0]
                 samps[j] = &samp[0]
                 node = nodes[j]
-                nds[j].n_samples = node[0]
-                nds[j].G = node[2]
-                nds[j].H = node[3]
-                nds[j].loss_node = node[2] * node[4]
-                nds[j].lower = node[5]
-                nds[j].upper = node[6]
+                node_sums[j].n_samples = node.n_samples
+                node_sums[j].G = node.sum_gradients
+                node_sums[j].H = node.sum_hessians
+                node_sums[j].loss_node = node.sum_gradients * node.value
+                node_sums[j].lower = node.lower_bound
+                node_sums[j].upper = node.upper_bound
             with nogil:
                 for j in range(n_nodes):
                     if j == sub_j and n_feat > 0:
                         # the first feature first: the node's totals
                         block_subtract(<uint8_t *> hists[j], sib,
                                        &self.offsets[0], features[0], self.const_h)
-                    self._node_totals(hists[j], features, E, &nds[j],
+                    self._node_totals(hists[j], features, E, &node_sums[j],
                                       present + 2 * E * j, is_present + E * j,
                                       tot + 4 * E * j)
                 nt = (self.n_threads
                       if self.offsets[self.offsets.shape[0] - 1] >= ONE_THREAD_BELOW
                       else 1)
-                for t in range(nt):
-                    ok = ok and scratch_alloc(&fss[t], self.max_nb, E, self.per_era)
-                if ok:
-                    for t in prange(n_tasks, schedule='dynamic', num_threads=nt):
-                        j = t // n_feat
-                        k = t - j * n_feat
-                        if j == sub_j and k > 0:
-                            block_subtract(<uint8_t *> hists[j], sib,
-                                           &self.offsets[0], features[k],
-                                           self.const_h)
-                        infos[t].sc.found = 0
-                        infos[t].feature = features[k]
-                        if samps[j][k]:
-                            self._scan_feature(features[k], hists[j], &nds[j],
-                                               &fss[threadid()], &infos[t])
-            if not ok:
-                raise MemoryError()
+                # one work array per thread, allocated with the splitter
+                nt = max(1, min(nt, self.n_scratch))
+                for t in prange(n_tasks, schedule='dynamic', num_threads=nt):
+                    j = t // n_feat
+                    k = t - j * n_feat
+                    if j == sub_j and k > 0:
+                        block_subtract(<uint8_t *> hists[j], sib,
+                                       &self.offsets[0], features[k],
+                                       self.const_h)
+                    infos[t].sc.found = 0
+                    infos[t].feature = features[k]
+                    if samps[j][k]:
+                        self._scan_feature(features[k], hists[j], &node_sums[j],
+                                           &self.scratch[threadid()], &infos[t])
             out = []
             for j in range(n_nodes):
                 best = j * n_feat
                 for t in range(j * n_feat + 1, (j + 1) * n_feat):
                     if better(&infos[t].sc, &infos[best].sc, self.split_type):
                         best = t
-                out.append(self._make_info(&infos[best], nds[j].n_samples,
-                                           nds[j].G, nds[j].H, nds[j].lower,
-                                           nds[j].upper, nds[j].M))
+                out.append(self._make_info(&infos[best], &node_sums[j]))
             return out
         finally:
-            for t in range(self.n_threads):
-                scratch_free(&fss[t])
-            free(fss)
-            free(nds)
+            self.busy = False
+            free(node_sums)
             free(hists)
             free(samps)
             free(infos)
@@ -589,10 +694,10 @@ cdef class Splitter:
 
     cdef void _node_totals(self, const uint8_t *hist,
                            const uint32_t[::1] features, int E,
-                           node_sums_t *nd, int32_t *present,
+                           node_sums_t *node, int32_t *present,
                            signed char *is_present,
                            double *tot) noexcept nogil:
-        """The node's per-era totals and the eras taking part, into ``nd``
+        """The node's per-era totals and the eras taking part, into ``node``
         (``present``: 2 E entries, ``is_present``: E, ``tot``: 4 E, zeros).
 
         Every feature's histogram holds the same rows: the totals are the
@@ -605,14 +710,14 @@ cdef class Splitter:
         cdef double splittable = 2.0 * max(1, self.min_per_era)
         cdef block_t blk
         cdef int64_t cell, R = self.n_eras + 1
-        cdef unsigned int b, nb0
+        cdef unsigned int b, block_bins
         if self.per_era and features.shape[0] > 0:
             f0 = features[0]
             # the block's bins: no missing-value bin without missing values
             # (engine.build_engine)
-            nb0 = self.n_bins[f0] - 1 + self.has_missing[f0]
+            block_bins = self.n_bins[f0] - 1 + self.has_missing[f0]
             blk = hist_block(hist, &self.offsets[0], f0, self.const_h)
-            for b in range(nb0):
+            for b in range(block_bins):
                 for e in range(E):
                     cell = b * R + e
                     tot[e] += blk.g[cell]
@@ -638,21 +743,22 @@ cdef class Splitter:
             present[0] = 0
             is_present[0] = 1
             M = 1
-        nd.E = E
-        nd.M = M
-        nd.present = present
-        nd.is_present = is_present
-        nd.n_out = n_out
-        nd.n_out_split = n_out_split
-        nd.out = present + E
-        nd.ts_part = ts_part
-        nd.tg = tot
-        nd.th = tot + E
-        nd.tn = tot + 2 * E
-        nd.ts = tot + 3 * E
+        node.E = E
+        node.M = M
+        node.present = present
+        node.is_present = is_present
+        node.n_out = n_out
+        node.n_out_split = n_out_split
+        node.out = present + E
+        node.ts_part = ts_part
+        node.tg = tot
+        node.th = tot + E
+        node.tn = tot + 2 * E
+        node.ts = tot + 3 * E
 
-    cdef object _make_info(self, split_t *s, unsigned int n_samples,
-                           double G, double H, double lower, double upper, int M):
+    cdef object _make_info(self, const split_t *s, const node_sums_t *node):
+        cdef double G = node.G, H = node.H, lower = node.lower, upper = node.upper
+        cdef int M = node.M
         info = SplitInfo()
         info.found = bool(s.sc.found)
         info.is_categorical = bool(s.sc.found and s.is_cat)
@@ -665,29 +771,30 @@ cdef class Splitter:
         info.bin_idx = s.bin
         info.missing_go_to_left = bool(s.missing_left)
         info.gain = s.sc.gain if s.sc.found else -1.0
-        info.crit = s.sc.crit if s.sc.found else -1.0
-        info.dnum = s.sc.dnum
+        info.criterion = s.sc.criterion if s.sc.found else -1.0
+        info.direction_count = s.sc.direction_count
         info.sum_gradient_left = s.GL
         info.sum_hessian_left = s.HL
         info.sum_gradient_right = G - s.GL
         info.sum_hessian_right = H - s.HL
         info.n_samples_left = s.nL
-        info.n_samples_right = n_samples - s.nL
+        info.n_samples_right = node.n_samples - s.nL
         info.value_left = node_value(s.GL, s.HL, lower, upper, self.lam)
         info.value_right = node_value(G - s.GL, H - s.HL, lower, upper, self.lam)
         if self.split_type != DIRECTIONAL:
-            info.priority = (info.crit, 0.0)
+            info.priority = (info.criterion, 0.0)
         else:
-            info.priority = (s.sc.dnum / <double>M if M else 0.0, info.crit)
+            info.priority = (s.sc.direction_count / <double>M if M else 0.0,
+                             info.criterion)
         return info
 
     cdef void _scan_feature(self, int f, const uint8_t *hist,
-                            const node_sums_t *nd, feature_scratch_t *fs,
+                            const node_sums_t *node, feature_scratch_t *fs,
                             split_t *out) noexcept nogil:
         """The best split of feature f: both numeric scans, or the two
         categorical ones."""
         cdef unsigned int nb = self.n_bins[f]
-        cdef unsigned int nbnm = nb - 1
+        cdef unsigned int n_bins_non_missing = nb - 1
         cdef bint miss = self.has_missing[f]
         cdef int i
         cdef split_t best_rl
@@ -696,7 +803,7 @@ cdef class Splitter:
         out.is_cat = 0
         out.feature = f
         best_rl.sc.found = 0
-        if nbnm < 1 or (nd.M < 1 and self.split_type != ORIGINAL):
+        if n_bins_non_missing < 1 or (node.M < 1 and self.split_type != ORIGINAL):
             return
         s.feature = f
         s.nb = nb
@@ -706,36 +813,36 @@ cdef class Splitter:
         s.pooled = s.R - 1
         s.seq = fs.seq
         if self.is_categorical[f]:
-            self._scan_categorical(&s, fs, nd, miss, out)
+            self._scan_categorical(&s, fs, node, miss, out)
         else:
             s.mono = self.monotonic_cst[f]
             s.label_is_step = False
             # left to right: missing values go right
-            s.n_steps = nbnm - 1 + miss
+            s.n_steps = n_bins_non_missing - 1 + miss
             for i in range(s.n_steps):
                 s.seq[i] = i
             s.scanned_is_left = True
             s.shift = 0
             s.missing_left = 0
             s.ties_to_later = False
-            self._scan(&s, fs, nd, out)
+            self._scan(&s, fs, node, out)
             # right to left: missing values go left; bin b + 1 joins the
             # right side at candidate b
-            if miss and nbnm >= 2:
-                s.n_steps = nbnm - 1
+            if miss and n_bins_non_missing >= 2:
+                s.n_steps = n_bins_non_missing - 1
                 for i in range(s.n_steps):
-                    s.seq[i] = nbnm - 1 - i
+                    s.seq[i] = n_bins_non_missing - 1 - i
                 s.scanned_is_left = False
                 s.shift = 1
                 s.missing_left = 1
                 s.ties_to_later = self.per_era
-                self._scan(&s, fs, nd, &best_rl)
+                self._scan(&s, fs, node, &best_rl)
                 # scikit-learn: the right-to-left best must beat the other
                 if better(&best_rl.sc, &out.sc, self.split_type):
                     out[0] = best_rl
 
     cdef void _scan_categorical(self, scan_t *s, feature_scratch_t *fs,
-                                const node_sums_t *nd, bint miss,
+                                const node_sums_t *node, bint miss,
                                 split_t *out) noexcept nogil:
         """Categories (the missing-value bin counts as one) with a pooled
         hessian sum of at least MIN_CAT_SUPPORT rows are sorted by pooled
@@ -743,12 +850,13 @@ cdef class Splitter:
         the start takes prefixes of up to ceil(n/2) categories, the scan from
         the end up to ceil(n/2) - 1. Under the era criteria the order stays
         the pooled one."""
-        cdef unsigned int nbnm = s.nb - 1, b, n_used = 0, i
+        cdef unsigned int n_bins_non_missing = s.nb - 1, b, n_used = 0, i
         cdef int d, best_d = 0
-        cdef double hb, support = nd.n_samples / nd.H
+        cdef double hb, support = node.n_samples / node.H
         cdef cat_info_t *cats = fs.cats
-        # bins 0 .. nbnm - 1 are the categories, bin nbnm the missing values
-        for b in range(nbnm + miss):
+        # bins 0 .. n_bins_non_missing - 1 are the categories, bin
+        # n_bins_non_missing the missing values
+        for b in range(n_bins_non_missing + miss):
             hb = (s.blk.n[b * s.R + s.pooled] if self.const_h
                   else s.blk.h[b * s.R + s.pooled])
             if hb * support >= MIN_CAT_SUPPORT:
@@ -768,7 +876,7 @@ cdef class Splitter:
             s.n_steps = (n_used + 1) // 2 - d
             for i in range(<unsigned int>s.n_steps):
                 s.seq[i] = cats[i].bin if d == 0 else cats[n_used - 1 - i].bin
-            if self._scan(s, fs, nd, out):
+            if self._scan(s, fs, node, out):
                 best_d = d
         if not out.sc.found:
             return
@@ -777,7 +885,7 @@ cdef class Splitter:
             out.cat_bitset[i] = 0
         for i in range(<unsigned int>out.bin + 1):
             set_bitset(out.cat_bitset, cats[i if best_d == 0 else n_used - 1 - i].bin)
-        out.missing_left = miss and in_bitset(out.cat_bitset, nbnm)
+        out.missing_left = miss and in_bitset(out.cat_bitset, n_bins_non_missing)
 
     cdef inline Constraint _constraints(self, unsigned int n_grow,
                                         unsigned int n_other, double h_grow,
@@ -795,15 +903,15 @@ cdef class Splitter:
         return OK
 
     cdef bint _scan(self, const scan_t *s, feature_scratch_t *fs,
-                    const node_sums_t *nd, split_t *best) noexcept nogil:
+                    const node_sums_t *node, split_t *best) noexcept nogil:
         """The one scan (:meth:`_scan_path`), compiled once for each path:
         the per-era path and the pooled one."""
         if self.per_era:
-            return self._scan_path(s, fs, nd, best, True)
-        return self._scan_path(s, fs, nd, best, False)
+            return self._scan_path(s, fs, node, best, True)
+        return self._scan_path(s, fs, node, best, False)
 
     cdef inline bint _scan_path(self, const scan_t *s, feature_scratch_t *fs,
-                                const node_sums_t *nd, split_t *best,
+                                const node_sums_t *node, split_t *best,
                                 const bint per_era) noexcept nogil:
         """The one scan: the candidates of the order ``s`` and their pooled
         sums, scored in scan order (at once on the pooled path, after the
@@ -822,15 +930,15 @@ cdef class Splitter:
         cdef Constraint st
         cdef pooled_t p
         cdef score_t sc
-        # locals: the stores below could alias the fields of s, nd, self
+        # locals: the stores below could alias the fields of s, node, self
         cdef const double *pg = s.blk.g + s.pooled
         cdef const double *ph = s.blk.h + s.pooled if s.blk.h != NULL else NULL
         cdef const uint32_t *pn = s.blk.n + s.pooled
         cdef const unsigned int *seq = s.seq
-        cdef unsigned int shift = s.shift, n = nd.n_samples
+        cdef unsigned int shift = s.shift, n = node.n_samples
         cdef bint by_step = s.label_is_step, left = s.scanned_is_left
         cdef bint const_h = self.const_h
-        cdef double G = nd.G, H = nd.H
+        cdef double G = node.G, H = node.H
         cdef int64_t R = s.R
         for i in range(s.n_steps):
             c = seq[i] * R
@@ -868,16 +976,16 @@ cdef class Splitter:
                 fs.cands[K] = p
                 K = K + 1
             else:
-                sc = self._score(s, &p, nd, NULL, NULL)
+                sc = self._score(s, &p, node, NULL, NULL)
                 if better(&sc, &best.sc, self.split_type):
                     keep(best, s, &p, &sc)
                     changed = True
         if K > 0:
-            changed = self._score_per_era(s, fs, nd, K, best)
+            changed = self._score_per_era(s, fs, node, K, best)
         return changed
 
     cdef bint _score_per_era(self, const scan_t *s, feature_scratch_t *fs,
-                             const node_sums_t *nd, int K,
+                             const node_sums_t *node, int K,
                              split_t *best) noexcept nogil:
         """Score the K candidates of one order from the per-era sums.
 
@@ -887,22 +995,22 @@ cdef class Splitter:
         node add zeros); then the gains of all eras come from one dense loop
         (``era_gains``) and the candidate is scored. With constant hessians
         the hessian sums are the row counts: one array serves both."""
-        cdef era_scratch_t *es = &fs.era
+        cdef era_scratch_t *era_scratch = &fs.era
         cdef const pooled_t *cands = fs.cands
-        cdef int E = nd.E, k, step = 0
+        cdef int E = node.E, k, step = 0
         cdef bint const_h = self.const_h, changed = False, first, scored
         cdef int64_t c
         cdef const double *bg
         cdef const double *bh
         cdef const uint32_t *bn
-        cdef double *pg = es.pg
-        cdef double *ph = es.ph
-        cdef double *pn = es.pn
-        cdef double *qg = es.qg
-        cdef double *qh = es.qh
-        cdef double *qn = es.qn
+        cdef double *pg = era_scratch.pg
+        cdef double *ph = era_scratch.ph
+        cdef double *pn = era_scratch.pn
+        cdef double *qg = era_scratch.qg
+        cdef double *qh = era_scratch.qh
+        cdef double *qn = era_scratch.qn
         cdef double *t
-        cdef era_view_t ev
+        cdef era_view_t era_sums
         cdef score_t sc
         if const_h:
             ph = pn
@@ -926,21 +1034,21 @@ cdef class Splitter:
             # directional: the directions first, without divisions; a
             # candidate with fewer agreeing eras than the best cannot beat
             # it, whatever its gains (docs/criteria.md), and is not scored
-            ev.dsum = 0
+            era_sums.dsum = 0
             scored = True
             if self.split_type == DIRECTIONAL:
-                ev.dsum = self._directions(qg, qh, qn, nd)
+                era_sums.dsum = self._directions(qg, qh, qn, node)
                 scored = (not best.sc.found
-                          or abs(ev.dsum) >= best.sc.dnum)
+                          or abs(era_sums.dsum) >= best.sc.direction_count)
             if scored:
-                ev.qg = qg
-                ev.qh = qh
-                ev.qn = qn
-                era_gains(qg, qh, qn, nd.tg, nd.th, nd.tn, nd.ts, self.lam, E,
-                          es.gains, &ev.gsum)
+                era_sums.qg = qg
+                era_sums.qh = qh
+                era_sums.qn = qn
+                era_gains(qg, qh, qn, node.tg, node.th, node.tn, node.ts, self.lam, E,
+                          era_scratch.gains, &era_sums.gsum)
                 if not s.scanned_is_left:
-                    ev.dsum = -ev.dsum
-                sc = self._score(s, &cands[k], nd, &ev, es)
+                    era_sums.dsum = -era_sums.dsum
+                sc = self._score(s, &cands[k], node, &era_sums, era_scratch)
                 if better(&sc, &best.sc, self.split_type) or (
                         s.ties_to_later and sc.found
                         and not better(&best.sc, &sc, self.split_type)):
@@ -960,114 +1068,158 @@ cdef class Splitter:
 
     cdef inline int _directions(self, const double *qg, const double *qh,
                                 const double *qn,
-                                const node_sums_t *nd) noexcept nogil:
+                                const node_sums_t *node) noexcept nogil:
         """The sum of the directions of the eras taking part, from a
         candidate's per-era sums (the scanned side plays the left side):
         all eras' (``era_directions``), less those taking no part."""
         cdef int i, e
-        cdef int dsum = era_directions(qg, qh, qn, nd.tg, nd.th, nd.tn,
-                                       self.lam, nd.E)
-        for i in range(nd.n_out_split):
-            e = nd.out[i]
-            dsum -= era_direction(qg[e], qh[e], qn[e], nd.tg[e] - qg[e],
-                                  nd.th[e] - qh[e], nd.tn[e] - qn[e], self.lam)
+        cdef int dsum = era_directions(qg, qh, qn, node.tg, node.th, node.tn,
+                                       self.lam, node.E)
+        for i in range(node.n_out_split):
+            e = node.out[i]
+            dsum -= era_direction(qg[e], qh[e], qn[e], node.tg[e] - qg[e],
+                                  node.th[e] - qh[e], node.tn[e] - qn[e], self.lam)
         return dsum
 
     cdef inline score_t _score(self, const scan_t *s, const pooled_t *p,
-                               const node_sums_t *nd, const era_view_t *ev,
-                               era_scratch_t *es) noexcept nogil:
+                               const node_sums_t *node, const era_view_t *era_sums,
+                               era_scratch_t *era_scratch) noexcept nogil:
         """The one candidate scorer: the score of candidate ``p``.
 
-        ``ev`` holds its per-era sums and gains (NULL on the pooled path,
-        scored with scikit-learn's gain). Checks in order: the per-era
-        minimum, the monotonic constraint, pooled progress (era criteria),
-        then the criterion of ``split_type`` minus the invariance penalty.
-        Only the eras taking part (``nd.present``) count: the others' gains
-        are taken out of ``ev``'s sum (``ev.dsum`` counts only them already),
-        their rows out of the penalty."""
-        cdef double GL = p.GL, HL = p.HL, GR = p.GR, HR = p.HR
-        cdef double vL, vR, m = self.min_per_era, gsum
-        cdef int i, e, M = nd.M, E = nd.E
-        cdef const double *lg
-        cdef const double *lh
-        cdef const double *ln
+        ``era_sums`` holds its per-era sums and gains (NULL on the pooled
+        path). The steps, in order: the per-era minimum
+        (:meth:`_era_minimum_ok`), the monotonic constraint
+        (``monotonic_ok``), the pooled gain (``pooled_gain``), pooled
+        progress under the era criteria (:meth:`_pooled_progress`), the
+        direction count (directional), the criterion of ``split_type``
+        (:meth:`_criterion`) minus the invariance penalty
+        (:meth:`_penalty`). A step that rules the candidate out returns it
+        not found."""
+        cdef double vL, vR, gsum
         cdef score_t c
         c.found = 0
-        c.dnum = 0
+        c.direction_count = 0
         c.gain = 0.0
-        c.crit = 0.0
-        if ev != NULL and self.min_per_era:
-            for i in range(M):
-                e = nd.present[i]
-                if ev.qn[e] < m or nd.tn[e] - ev.qn[e] < m:
-                    return c
-        vL = node_value(GL, HL, nd.lower, nd.upper, self.lam)
-        vR = node_value(GR, HR, nd.lower, nd.upper, self.lam)
-        if (s.mono == 1 and vL > vR) or (s.mono == -1 and vL < vR):
+        c.criterion = 0.0
+        if (era_sums != NULL and self.min_per_era
+                and not self._era_minimum_ok(node, era_sums)):
             return c
-        if ev == NULL:
-            # scikit-learn's gain, from the node's (bounded) values
-            c.gain = nd.loss_node - GL * vL - GR * vR
-            c.crit = c.gain
+        vL = node_value(p.GL, p.HL, node.lower, node.upper, self.lam)
+        vR = node_value(p.GR, p.HR, node.lower, node.upper, self.lam)
+        if not monotonic_ok(s.mono, vL, vR):
+            return c
+        c.gain = pooled_gain(p, node, vL, vR, self.lam, era_sums == NULL)
+        if era_sums == NULL:
+            c.criterion = c.gain
             c.found = c.gain > 0.0
             return c
-        c.gain = (score(GL, HL, self.lam) + score(GR, HR, self.lam)
-                  - score(GL + GR, HL + HR, self.lam))
-        gsum = ev.gsum
+        gsum = era_sums.gsum
         if self.split_type != ORIGINAL:
-            if nd.n_out_split > 0:
-                gsum = 0.0
-                for i in range(M):
-                    gsum += es.gains[nd.present[i]]
-            # pooled progress: against the per-era children's score
-            if not (c.gain > 0.0
-                    and c.gain > POOLED_PROGRESS_RTOL * (gsum + nd.ts_part)):
+            gsum = self._present_gain_sum(node, era_sums, era_scratch)
+            if not self._pooled_progress(c.gain, gsum, node):
                 return c
         if self.split_type == DIRECTIONAL:
-            c.dnum = abs(ev.dsum)
-            if c.dnum == 0:
+            c.direction_count = abs(era_sums.dsum)
+            if c.direction_count == 0:
                 return c
-        if self.split_type == ORIGINAL:
-            c.crit = c.gain
-        elif self.alpha == 0.0:
-            c.crit = gsum / M  # the absent eras' gains are zeros
-        else:
-            for i in range(M):
-                es.gc[i] = es.gains[nd.present[i]]
-            c.crit = boltzmann(es.gc, M, self.alpha)
+        c.criterion = self._criterion(c.gain, gsum, node, era_scratch)
         if self.irf_penalty > 0.0:
-            if s.scanned_is_left:
-                lg = ev.qg
-                lh = ev.qh
-                ln = ev.qn
-            else:
-                for i in range(E):
-                    es.lg[i] = nd.tg[i] - ev.qg[i]
-                    es.lh[i] = nd.th[i] - ev.qh[i]
-                    es.ln[i] = nd.tn[i] - ev.qn[i]
-                lg = es.lg
-                lh = es.lh
-                ln = es.ln
-            if nd.n_out > 0:
-                # the eras taking no part count as absent: no rows left
-                if ln != es.ln:
-                    for i in range(E):
-                        es.ln[i] = ln[i]
-                    ln = es.ln
-                for i in range(nd.n_out):
-                    es.ln[nd.out[i]] = 0.0
-            # over the eras of the node (absent eras have no rows)
-            if self.irf_kind == VALUE_VARIANCE:
-                c.crit -= self.irf_penalty * (HL + HR) * value_change_variance(
-                    lg, lh, ln, nd.tg, nd.th, E, self.lam, es.cr, es.ok)
-            else:
-                c.crit -= self.irf_penalty * 0.5 * (HL + HR) * rate_spread(
-                    lg, lh, nd.tg, nd.th, nd.is_present, E)
+            c.criterion -= self._penalty(s, node, era_sums, era_scratch,
+                                         p.HL + p.HR)
         if self.split_type == DIRECTIONAL:
             c.found = 1
         else:
-            c.found = c.crit > 0.0
+            c.found = c.criterion > 0.0
         return c
+
+    cdef inline bint _era_minimum_ok(self, const node_sums_t *node,
+                                     const era_view_t *era_sums) noexcept nogil:
+        """``min_samples_leaf_per_era``: every era taking part keeps that
+        many rows on each side (the scanned side's count against the
+        era's total)."""
+        cdef double m = self.min_per_era
+        cdef int i, e
+        for i in range(node.M):
+            e = node.present[i]
+            if era_sums.qn[e] < m or node.tn[e] - era_sums.qn[e] < m:
+                return False
+        return True
+
+    cdef inline double _present_gain_sum(self, const node_sums_t *node,
+                                         const era_view_t *era_sums,
+                                         const era_scratch_t *era_scratch
+                                         ) noexcept nogil:
+        """The sum of the gains of the eras taking part: ``era_gains``'s sum
+        over all eras, unless some eras with rows take no part (then summed
+        again over the eras taking part)."""
+        cdef double gsum = era_sums.gsum
+        cdef int i
+        if node.n_out_split > 0:
+            gsum = 0.0
+            for i in range(node.M):
+                gsum += era_scratch.gains[node.present[i]]
+        return gsum
+
+    cdef inline bint _pooled_progress(self, double gain, double gsum,
+                                      const node_sums_t *node) noexcept nogil:
+        """Pooled progress (docs/criteria.md): a positive pooled gain above
+        POOLED_PROGRESS_RTOL of the per-era children's score, the eras'
+        gains plus their total scores."""
+        return gain > 0.0 and gain > POOLED_PROGRESS_RTOL * (gsum + node.ts_part)
+
+    cdef inline double _criterion(self, double gain, double gsum,
+                                  const node_sums_t *node,
+                                  era_scratch_t *era_scratch) noexcept nogil:
+        """The criterion of ``split_type`` before the penalty: the pooled
+        gain (original), or the Boltzmann operator of the gains of the eras
+        taking part (era, and directional's tie-break)."""
+        cdef int i, M = node.M
+        if self.split_type == ORIGINAL:
+            return gain
+        if self.alpha == 0.0:
+            return gsum / M  # the absent eras' gains are zeros
+        for i in range(M):
+            era_scratch.gc[i] = era_scratch.gains[node.present[i]]
+        return boltzmann(era_scratch.gc, M, self.alpha)
+
+    cdef inline double _penalty(self, const scan_t *s, const node_sums_t *node,
+                                const era_view_t *era_sums,
+                                era_scratch_t *era_scratch,
+                                double H) noexcept nogil:
+        """The invariance penalty of ``penalty_kind``, weighted by
+        ``irf_penalty`` and the node's hessian sum ``H``, over the eras
+        taking part: the others count as absent (no rows on the left)."""
+        cdef int i, E = node.E
+        cdef const double *lg
+        cdef const double *lh
+        cdef const double *ln
+        if s.scanned_is_left:
+            lg = era_sums.qg
+            lh = era_sums.qh
+            ln = era_sums.qn
+        else:
+            for i in range(E):
+                era_scratch.lg[i] = node.tg[i] - era_sums.qg[i]
+                era_scratch.lh[i] = node.th[i] - era_sums.qh[i]
+                era_scratch.ln[i] = node.tn[i] - era_sums.qn[i]
+            lg = era_scratch.lg
+            lh = era_scratch.lh
+            ln = era_scratch.ln
+        if node.n_out > 0:
+            # the eras taking no part count as absent: no rows left
+            if ln != era_scratch.ln:
+                for i in range(E):
+                    era_scratch.ln[i] = ln[i]
+                ln = era_scratch.ln
+            for i in range(node.n_out):
+                era_scratch.ln[node.out[i]] = 0.0
+        # over the eras of the node (absent eras have no rows)
+        if self.penalty_kind == VALUE_VARIANCE:
+            return self.irf_penalty * H * value_variance(
+                lg, lh, ln, node.tg, node.th, E, self.lam, era_scratch.cr,
+                era_scratch.ok)
+        return self.irf_penalty * 0.5 * H * rate_spread(
+            lg, lh, node.tg, node.th, node.is_present, E)
 
 
 def split_indices(const BIN_t[::1, :] X_binned, int feature, unsigned int bin_idx,

@@ -194,7 +194,7 @@ def build_engine(
         is_categorical=is_categorical,
         irf_penalty=float(settings.irf_penalty),
         min_samples_leaf_per_era=int(settings.min_samples_leaf_per_era or 0),
-        irf_kind=PENALTY_KINDS[settings.penalty_kind],
+        penalty_kind=PENALTY_KINDS[settings.penalty_kind],
     )
     if codes is None:
         root_rows = np.arange(X_binned.shape[0], dtype=np.uint32)

@@ -15,7 +15,7 @@ from time import perf_counter
 import numpy as np
 
 from ._common import BITSET_DTYPE, MIN_HESSIAN_TO_SPLIT, NODE_DTYPE
-from ._splitting import split_indices, split_indices_categorical
+from ._splitting import SplitNode, split_indices, split_indices_categorical
 
 
 class TreeNode:
@@ -260,15 +260,15 @@ class TreeGrower:
         features = self._features(nodes[0])
         infos = self.splitter.find_node_splits(
             [
-                (
-                    node.n_samples,
-                    node.histograms,
-                    node.sum_gradients,
-                    node.sum_hessians,
-                    node.value,
-                    node.children_lower_bound,
-                    node.children_upper_bound,
-                    self._sampled_mask(features.shape[0]),
+                SplitNode(
+                    n_samples=node.n_samples,
+                    histogram=node.histograms,
+                    sum_gradients=node.sum_gradients,
+                    sum_hessians=node.sum_hessians,
+                    value=node.value,
+                    lower_bound=node.children_lower_bound,
+                    upper_bound=node.children_upper_bound,
+                    sampled=self._sampled_mask(features.shape[0]),
                 )
                 for node in nodes
             ],
