@@ -298,24 +298,11 @@ class _BaseInvariantForest(BaseEstimator):
                 gradients[:] = -w * target
             hessians[:] = w
             engine.builder.update_gradients(gradients, hessians)
-            grower = TreeGrower(
-                X_binned,
-                engine.builder,
-                engine.splitter,
-                engine.pool,
+            grower = TreeGrower.from_engine(
+                engine,
                 rows,
-                False,
-                bm.n_bins_non_missing_,
-                engine.has_missing,
-                engine.offsets,
-                self.max_bins,
-                max_leaf_nodes=None,
-                max_depth=self.max_depth,
-                min_samples_leaf=engine.min_samples_leaf,
                 feature_fraction_per_split=fraction,
                 rng=np.random.default_rng(tree_rng.randint(MAX_INT)),
-                n_threads=n_threads,
-                depth_first=True,
             )
             grower.grow()
             # leaf value: the weighted mean of the target in the leaf

@@ -544,13 +544,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             for k in range(K):
                 engine.builder.update_gradients(g_view[:, k], h_view[:, k])
                 grower = self._grow_tree(
-                    engine,
-                    X_binned,
-                    rows,
-                    sampler.tree_features(),
-                    monotonic_cst,
-                    interaction_cst,
-                    n_threads,
+                    engine, rows, sampler.tree_features(), interaction_cst
                 )
                 timer.add(grower)
                 n_split += grower.n_nodes > 1
@@ -928,16 +922,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 n_threads,
             )
 
-    def _grow_tree(
-        self,
-        engine,
-        X_binned,
-        rows,
-        tree_features,
-        monotonic_cst,
-        interaction_cst,
-        n_threads,
-    ):
+    def _grow_tree(self, engine, rows, tree_features, interaction_cst):
         """Grow one tree on the iteration's rows and the tree's features.
 
         ``rows`` is the iteration's in-bag mask (None: every row);
@@ -948,26 +933,14 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         else:
             # still grouped by era
             root, root_is_identity = engine.root_rows[rows[engine.root_rows]], False
-        grower = TreeGrower(
-            X_binned,
-            engine.builder,
-            engine.splitter,
-            engine.pool,
+        grower = TreeGrower.from_engine(
+            engine,
             root.copy(),
             root_is_identity,
-            self._bin_mapper.n_bins_non_missing_,
-            engine.has_missing,
-            engine.offsets,
-            self.max_bins,
-            max_leaf_nodes=self.max_leaf_nodes,
-            max_depth=self.max_depth,
-            min_samples_leaf=engine.min_samples_leaf,
-            monotonic_cst=monotonic_cst,
             interaction_cst=interaction_cst,
             feature_fraction_per_split=self.max_features,
             rng=self._feature_subsample_rng,
             shrinkage=self.learning_rate,
-            n_threads=n_threads,
             tree_features=tree_features,
         )
         grower.grow()

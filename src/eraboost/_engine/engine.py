@@ -88,6 +88,15 @@ class Engine:
         Whether ``root_rows`` is ``0 .. n - 1``.
     has_missing : ndarray of uint8
         Whether each feature has missing values in the training rows.
+    X_binned : ndarray of uint8, shape (n_samples, n_features)
+        The binned training rows.
+    bin_mapper : BinMapper
+        The fitted mapper that binned them.
+    settings : EngineSettings
+        The criterion and growth limits the engine was built for.
+    monotonic_cst : ndarray of int8 or None
+        As given to :func:`build_engine`.
+    n_threads : int
     """
 
     builder: HistogramBuilder
@@ -99,6 +108,11 @@ class Engine:
     root_rows: np.ndarray
     root_rows_are_identity: bool
     has_missing: np.ndarray
+    X_binned: np.ndarray
+    bin_mapper: object
+    settings: EngineSettings
+    monotonic_cst: np.ndarray | None
+    n_threads: int
 
 
 def build_engine(
@@ -212,4 +226,9 @@ def build_engine(
         root_rows=root_rows,
         root_rows_are_identity=identity,
         has_missing=has_missing,
+        X_binned=X_binned,
+        bin_mapper=bin_mapper,
+        settings=settings,
+        monotonic_cst=monotonic_cst,
+        n_threads=n_threads,
     )
