@@ -51,6 +51,7 @@ from ._eras import (
     label_list,
     warn_single_era,
 )
+from .inspection import feature_importances, split_frequency_importances
 
 MAX_INT = np.iinfo(np.int32).max
 # gradients and hessians are float32 (G_DTYPE): targets and weights above
@@ -275,8 +276,6 @@ class _BaseInvariantForest(BaseEstimator):
         self._era_codes = codes
         groups = era_groups(codes, self.n_eras_) if self.bootstrap else None
         self.estimators_ = []
-        importances = np.zeros(n_features)
-        split_freq = np.zeros(n_features)
         if self.oob_score:
             oob_sum = np.zeros(n_samples)
             oob_n = np.zeros(n_samples, dtype=np.int64)
@@ -315,9 +314,6 @@ class _BaseInvariantForest(BaseEstimator):
                 leaf.value = math.ldexp(value, target_exp)
             predictor = grower.make_predictor(bm.bin_thresholds_)
             self.estimators_.append(predictor)
-            imp, freq = _tree_importances(predictor.nodes, n_features)
-            importances += imp
-            split_freq += freq
             if self.oob_score:
                 oob = counts == 0
                 if oob.any():
@@ -332,9 +328,8 @@ class _BaseInvariantForest(BaseEstimator):
                     f"{predictor.get_n_leaf_nodes()} leaves, depth "
                     f"{predictor.get_max_depth()}"
                 )
-        total = importances.sum()
-        self.feature_importances_ = importances / total if total > 0 else importances
-        self.split_frequency_importances_ = split_freq / self.n_estimators
+        self.feature_importances_ = feature_importances(self, per_tree=True)
+        self.split_frequency_importances_ = split_frequency_importances(self)
         if self.oob_score:
             has = oob_n > 0
             if not has.all():
@@ -379,25 +374,6 @@ class _BaseInvariantForest(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
-
-
-def _tree_importances(nodes, n_features):
-    """Impurity importance (pooled gain per feature, normalised to sum 1) and
-    the IRF paper's split frequency (sum of ``n_m / n`` over the splits on a
-    feature, section 5.2) of one tree."""
-    split = nodes[nodes["is_leaf"] == 0]
-    if split.size == 0:
-        return np.zeros(n_features), np.zeros(n_features)
-    gain = np.bincount(
-        split["feature"], weights=np.maximum(split["gain"], 0.0), minlength=n_features
-    )
-    total = gain.sum()
-    freq = np.bincount(
-        split["feature"],
-        weights=split["count"] / float(nodes[0]["count"]),
-        minlength=n_features,
-    )
-    return (gain / total if total > 0 else gain), freq
 
 
 _DOC_PARAMS = """
