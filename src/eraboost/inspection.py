@@ -307,8 +307,7 @@ def era_importances(estimator, X, y, eras, *, sample_weight=None, return_eras=Fa
     n_eras = labels.size
     importances = np.zeros((estimator.n_features_in_, n_eras))
     columns = _user_columns(estimator)
-    raw = np.zeros((n, K), dtype=np.float64, order="F")
-    raw += estimator._baseline_prediction
+    raw = estimator._baseline_raw(n)
     # full-size hessians even for losses whose hessians are constant
     gradient = np.empty((n, K) if K > 1 else n, dtype=np.float64, order="F")
     hessian = np.empty_like(gradient)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import MIN_HESSIAN_TO_SPLIT, SPLIT_TYPES
-from ._histogram import HistogramBuilder, histogram_layout
+from ._common import MIN_HESSIAN_TO_SPLIT, SPLIT_TYPES, era_options_set
+from ._histogram import HistogramBuilder, histogram_cell_bytes, histogram_layout
 from ._memory import HistogramPool, check_histogram_memory, memory_budget
 from ._splitting import PENALTY_KINDS, Splitter
 
@@ -58,10 +58,10 @@ class EngineSettings:
     @property
     def era_aware(self):
         """Whether any option needs per-era sums."""
-        return (
-            self.split_type != "original"
-            or self.irf_penalty > 0
-            or self.min_samples_leaf_per_era is not None
+        return bool(
+            era_options_set(
+                self.split_type, self.irf_penalty, self.min_samples_leaf_per_era
+            )
         )
 
 
@@ -179,7 +179,7 @@ def build_engine(
             X_binned.shape[0],
             min_samples_leaf,
             depth_first=settings.depth_first,
-            cell_bytes=12 if hessians.shape[0] == 1 else 20,
+            cell_bytes=histogram_cell_bytes(hessians.shape[0] == 1),
             budget=budget,
         )
     builder = HistogramBuilder(
