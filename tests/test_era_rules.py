@@ -13,6 +13,9 @@ from test_criteria import check_node, engine_tree, gradients
 from test_splitting import CATEGORICAL, Case
 
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from eraboost._engine._common import SPLIT_TYPES as SPLIT_CODES
+from eraboost._engine._common import era_options_set
+from eraboost._engine.engine import EngineSettings
 
 SPLIT_TYPES = ["original", "era", "directional"]
 
@@ -232,3 +235,26 @@ def test_irf_penalty_does_not_depend_on_the_target_scale(split_type):
         np.testing.assert_array_equal(ta[0].nodes["feature"], tb[0].nodes["feature"])
     # (up to the float32 rounding of the gradients)
     np.testing.assert_allclose(1000.0 * a.predict(X), b.predict(X), rtol=1e-4)
+
+
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+@pytest.mark.parametrize("irf_penalty", [0.0, 0.5])
+@pytest.mark.parametrize("per_era", [None, 3])
+def test_one_test_of_the_era_options(split_type, irf_penalty, per_era):
+    names = era_options_set(split_type, irf_penalty, per_era)
+    expected = [
+        name
+        for name, is_set in (
+            ("split_type", split_type != "original"),
+            ("irf_penalty", irf_penalty > 0),
+            ("min_samples_leaf_per_era", per_era is not None),
+        )
+        if is_set
+    ]
+    assert names == expected
+    # the splitter's form: the criterion's code, 0 for no per-era minimum
+    assert era_options_set(SPLIT_CODES[split_type], irf_penalty, per_era or 0) == names
+    settings = EngineSettings(
+        split_type=split_type, irf_penalty=irf_penalty, min_samples_leaf_per_era=per_era
+    )
+    assert settings.era_aware == bool(names)

@@ -3,9 +3,14 @@
 import numpy as np
 import pytest
 
-from eraboost import HistGradientBoostingRegressor
+from eraboost import HistGradientBoostingRegressor, InvariantForestRegressor
 from eraboost.datasets import make_irf_regression, make_trt_example
-from eraboost.inspection import split_feature_shares
+from eraboost.inspection import (
+    feature_importances,
+    split_counts,
+    split_feature_shares,
+    split_frequency_importances,
+)
 
 
 def test_shares_count_splits_and_row_shares():
@@ -25,6 +30,34 @@ def test_shares_count_splits_and_row_shares():
         split_feature_shares(est, weighted=True), expected_w / expected_w.sum()
     )
     assert nodes[0]["feature"] == 0
+
+
+def test_forest_importances_are_per_tree_gain_shares_and_split_frequencies():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 3))
+    y = 2 * X[:, 0] + X[:, 1] + rng.normal(scale=0.1, size=300)
+    est = InvariantForestRegressor(n_estimators=3, max_depth=3, random_state=0)
+    est.fit(X, y)
+    shares = np.zeros(3)
+    frequency = np.zeros(3)
+    n_splits = np.zeros(3, dtype=np.int64)
+    for tree in est.estimators_:
+        nodes = tree.nodes
+        split = nodes[nodes["is_leaf"] == 0]
+        gain = np.bincount(split["feature"], weights=split["gain"], minlength=3)
+        shares += gain / gain.sum()
+        frequency += np.bincount(
+            split["feature"], weights=split["count"] / nodes[0]["count"], minlength=3
+        )
+        n_splits += np.bincount(split["feature"], minlength=3)
+    np.testing.assert_allclose(est.feature_importances_, shares / shares.sum())
+    np.testing.assert_allclose(feature_importances(est, per_tree=True), shares / 3)
+    np.testing.assert_allclose(est.split_frequency_importances_, frequency / 3)
+    np.testing.assert_allclose(split_frequency_importances(est), frequency / 3)
+    np.testing.assert_allclose(
+        split_feature_shares(est, weighted=True), frequency / frequency.sum()
+    )
+    np.testing.assert_array_equal(split_counts(est), n_splits)
 
 
 def test_datasets_follow_their_equations():

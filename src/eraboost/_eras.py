@@ -6,6 +6,8 @@ import warnings
 
 import numpy as np
 
+from ._engine._common import era_options_set
+
 
 class EncodedEras:
     """The eras of some rows, checked and encoded once.
@@ -391,18 +393,15 @@ def check_boltzmann_alpha(alpha):
 def era_options_text(estimator):
     """The era-aware options an estimator has set, as text (empty when none).
 
-    Reads ``split_type``, ``irf_penalty`` and ``min_samples_leaf_per_era``.
+    Reads ``split_type``, ``irf_penalty`` and ``min_samples_leaf_per_era``
+    (``_engine._common.era_options_set`` decides which are set).
     """
-    options = []
-    if estimator.split_type != "original":
-        options.append(f"split_type={estimator.split_type!r}")
-    if estimator.irf_penalty > 0:
-        options.append(f"irf_penalty={estimator.irf_penalty!r}")
-    if estimator.min_samples_leaf_per_era is not None:
-        options.append(
-            f"min_samples_leaf_per_era={estimator.min_samples_leaf_per_era!r}"
-        )
-    return options
+    names = era_options_set(
+        estimator.split_type,
+        estimator.irf_penalty,
+        estimator.min_samples_leaf_per_era,
+    )
+    return [f"{name}={getattr(estimator, name)!r}" for name in names]
 
 
 def warn_single_era(options):

@@ -51,6 +51,7 @@ from ._eras import (
     label_list,
     warn_single_era,
 )
+from .inspection import feature_importances, split_frequency_importances
 
 MAX_INT = np.iinfo(np.int32).max
 # gradients and hessians are float32 (G_DTYPE): targets and weights above
@@ -75,6 +76,106 @@ def power_of_two_exponent(values):
     if top <= 2.0**SCALE_EXP:
         return 0
     return int(np.frexp(top)[1]) - SCALE_EXP
+
+
+class _ScaledProblem:
+    """A forest's target and sample weights, scaled by powers of two, and
+    the gradient and hessian arrays the engine reads.
+
+    Parameters
+    ----------
+    target : ndarray of float64 (n_samples,)
+        Scaled by ``2**-target_exp``.
+    target_exp : int
+    weights : ndarray of float64 (n_samples,)
+        The sample weights, scaled by a power of two.
+    centred : bool
+        Gradients around the tree's weighted mean target (regression) or
+        around 0 (classification).
+    """
+
+    def __init__(self, target, target_exp, weights, centred):
+        self.target = target
+        self.target_exp = target_exp
+        self.weights = weights
+        self.centred = centred
+        n_samples = target.shape[0]
+        self.gradients = np.zeros(n_samples, dtype=G_DTYPE)
+        self.hessians = np.ones(n_samples, dtype=G_DTYPE)
+
+    @classmethod
+    def scale(cls, target, sample_weight, penalty_kind):
+        """Scale ``target`` and ``sample_weight`` (None: all ones) within
+        ``2**SCALE_EXP``; scaling by powers of two changes no split and no
+        leaf value."""
+        n_samples = target.shape[0]
+        sw = np.ones(n_samples) if sample_weight is None else sample_weight
+        weights = np.ldexp(sw, -power_of_two_exponent(sw))
+        target_exp = power_of_two_exponent(target)
+        target = np.ldexp(target, -target_exp)
+        return cls(target, target_exp, weights, penalty_kind == "value_variance")
+
+    def set_tree_gradients(self, counts, rows):
+        """Gradients ``-w (y - m)`` and hessians ``w`` of one tree, in
+        place (``w`` the bootstrap ``counts`` times the weights, ``m`` the
+        weighted mean target of the drawn ``rows``, or 0 when not
+        ``centred``); returns ``m``."""
+        w = counts * self.weights
+        if self.centred:
+            # a plain sum, not a BLAS dot: the same bits whatever the BLAS
+            # thread count
+            offset = float(np.sum(w[rows] * self.target[rows]) / w[rows].sum())
+            self.gradients[:] = -w * (self.target - offset)
+        else:
+            offset = 0.0
+            self.gradients[:] = -w * self.target
+        self.hessians[:] = w
+        return offset
+
+    def set_leaf_values(self, grower, offset):
+        """Each leaf's value: the weighted mean target of its rows, scaled
+        back."""
+        for leaf in grower.finalized_leaves:
+            value = (
+                offset - leaf.sum_gradients / leaf.sum_hessians
+                if leaf.sum_hessians > 0
+                else offset
+            )
+            leaf.value = math.ldexp(value, self.target_exp)
+
+
+class _OutOfBag:
+    """Sums of the out-of-bag predictions of each row, and their number."""
+
+    def __init__(self, n_samples):
+        self.sum = np.zeros(n_samples)
+        self.n = np.zeros(n_samples, dtype=np.int64)
+
+    def add(self, predictor, engine, counts):
+        """Add a tree's predictions for the rows it did not draw."""
+        oob = counts == 0
+        if oob.any():
+            Xo = np.asfortranarray(engine.X_binned[oob])
+            self.sum[oob] += predictor.predict_binned(
+                Xo, engine.bin_mapper.missing_bin_, engine.n_threads
+            )
+            self.n[oob] += 1
+
+    def mean(self):
+        """The mean out-of-bag prediction of each row (NaN where none) and
+        which rows have one; warns when some have none."""
+        has = self.n > 0
+        if not has.all():
+            warnings.warn(
+                f"{int((~has).sum())} rows were drawn by every tree and "
+                "have no out-of-bag prediction; oob_score_ is computed "
+                "without them. Use more trees.",
+                UserWarning,
+                stacklevel=4,  # mean < _fit < fit < scikit-learn's fit wrapper
+            )
+        mean = np.full(has.shape[0], np.nan)
+        mean[has] = self.sum[has] / self.n[has]
+        return mean, has
 
 
 def era_groups(codes, n_eras):
@@ -208,46 +309,76 @@ class _BaseInvariantForest(BaseEstimator):
     def _fit(self, X, target, sample_weight, eras, penalty_kind):
         """Grow the trees on ``target`` (float64 targets, or 0/1 classes).
 
-        Sets ``estimators_`` (one ``TreePredictor`` per tree), the
-        importances and, with ``oob_score``, the out-of-bag predictions.
+        Sets ``estimators_`` (one ``TreePredictor`` per tree) and the
+        importances.
+
+        Returns
+        -------
+        oob_mean, has_oob : ndarray of shape (n_samples,) or None
+            With ``oob_score``, the out-of-bag predictions (NaN where a row
+            has none) and which rows have one; else None, None.
         """
+        boltzmann_alpha = self._check_fit_params()
+        n_threads = self._n_threads()
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X)
+        problem = _ScaledProblem.scale(target, sample_weight, penalty_kind)
+        rng = check_random_state(self.random_state)
+        codes = self._encode_eras(eras, X.shape[0])
+        options = era_options_text(self)
+        if options and self.n_eras_ < 2:
+            warn_single_era(", ".join(options))
+        X_binned = self._bin(X, sample_weight, rng, n_threads)
+        engine = self._build_engine(
+            X_binned,
+            codes if eras is not None else None,
+            problem,
+            boltzmann_alpha,
+            penalty_kind,
+            n_threads,
+        )
+        oob = _OutOfBag(X.shape[0]) if self.oob_score else None
+        self._grow_trees(engine, problem, codes, rng, oob)
+        self.feature_importances_ = feature_importances(self, per_tree=True)
+        self.split_frequency_importances_ = split_frequency_importances(self)
+        return (None, None) if oob is None else oob.mean()
+
+    def _check_fit_params(self):
+        """Refuse ``oob_score`` without ``bootstrap``; ``boltzmann_alpha``
+        as a float."""
         if self.oob_score and not self.bootstrap:
             raise ValueError(
                 "oob_score=True needs bootstrap=True: without "
                 "bootstrap no row is out of bag."
             )
-        boltzmann_alpha = check_boltzmann_alpha(self.boltzmann_alpha)
-        n_samples, n_features = X.shape
-        n_threads = self._n_threads()
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X)
-        sw = np.ones(n_samples) if sample_weight is None else sample_weight
-        # scaling by powers of two changes no split and no leaf value
-        sw_scaled = np.ldexp(sw, -power_of_two_exponent(sw))
-        target_exp = power_of_two_exponent(target)
-        target = np.ldexp(target, -target_exp)
-        rng = check_random_state(self.random_state)
+        return check_boltzmann_alpha(self.boltzmann_alpha)
 
+    def _encode_eras(self, eras, n_samples):
+        """Era codes of the rows (all 0 without eras); sets ``eras_`` and
+        ``n_eras_``."""
         if eras is not None:
             codes, labels = check_eras(eras, n_samples)
         else:
             codes, labels = np.zeros(n_samples, dtype=np.int32), np.array([0])
         self.eras_ = labels if eras is not None else None
         self.n_eras_ = labels.size
-        options = era_options_text(self)
-        if options and self.n_eras_ < 2:
-            warn_single_era(", ".join(options))
+        return codes
 
-        self._bin_mapper = bm = BinMapper(
+    def _bin(self, X, sample_weight, rng, n_threads):
+        """Fit the bin mapper (seeded from ``rng``) and bin ``X``."""
+        self._bin_mapper = BinMapper(
             max_bins=self.max_bins,
             random_state=rng.randint(MAX_INT),
             n_threads=n_threads,
         )
-        X_binned = bm.fit_transform(X, sample_weight)
+        return self._bin_mapper.fit_transform(X, sample_weight)
 
-        gradients = np.zeros(n_samples, dtype=G_DTYPE)
-        hessians = np.ones(n_samples, dtype=G_DTYPE)
-        engine = build_engine(
+    def _build_engine(
+        self, X_binned, era_codes, problem, boltzmann_alpha, penalty_kind, n_threads
+    ):
+        """The engine of the fit: trees grown fully and depth first, on the
+        gradient and hessian arrays of ``problem``."""
+        return build_engine(
             EngineSettings(
                 split_type=self.split_type,
                 boltzmann_alpha=boltzmann_alpha,
@@ -259,109 +390,61 @@ class _BaseInvariantForest(BaseEstimator):
                 depth_first=True,
             ),
             X_binned,
-            bm,
-            codes if eras is not None else None,
-            gradients,
-            hessians,
+            self._bin_mapper,
+            era_codes,
+            problem.gradients,
+            problem.hessians,
             n_threads=n_threads,
         )
+
+    def _grow_trees(self, engine, problem, codes, rng, oob):
+        """Grow ``n_estimators`` trees, each on its own bootstrap sample
+        (seeded from ``rng``); sets ``estimators_`` and the trees' seeds."""
+        n_samples, n_features = engine.X_binned.shape
         n_sub = self._features_per_split(n_features)
         # the grower draws ceil(fraction * n) features: exactly n_sub
         fraction = 1.0 if n_sub == n_features else (n_sub - 0.5) / n_features
         era_order = np.argsort(codes, kind="stable")
-
         seeds = rng.randint(MAX_INT, size=self.n_estimators)
         self._tree_seeds = seeds
         self._era_codes = codes
         groups = era_groups(codes, self.n_eras_) if self.bootstrap else None
         self.estimators_ = []
-        importances = np.zeros(n_features)
-        split_freq = np.zeros(n_features)
-        if self.oob_score:
-            oob_sum = np.zeros(n_samples)
-            oob_n = np.zeros(n_samples, dtype=np.int64)
         for t, seed in enumerate(seeds):
             tree_rng = np.random.RandomState(seed)
             if self.bootstrap:
                 counts = era_bootstrap(groups, n_samples, tree_rng)
             else:
                 counts = np.ones(n_samples, dtype=np.int64)
-            w = counts * sw_scaled
+            # the drawn rows, grouped by era
             rows = era_order[counts[era_order] > 0].astype(np.uint32)
-            if penalty_kind == "value_variance":
-                # a plain sum, not a BLAS dot: the same bits whatever the
-                # BLAS thread count
-                offset = float(np.sum(w[rows] * target[rows]) / w[rows].sum())
-                gradients[:] = -w * (target - offset)
-            else:
-                offset = 0.0
-                gradients[:] = -w * target
-            hessians[:] = w
-            engine.builder.update_gradients(gradients, hessians)
-            grower = TreeGrower(
-                X_binned,
-                engine.builder,
-                engine.splitter,
-                engine.pool,
-                rows,
-                False,
-                bm.n_bins_non_missing_,
-                engine.has_missing,
-                engine.offsets,
-                self.max_bins,
-                max_leaf_nodes=None,
-                max_depth=self.max_depth,
-                min_samples_leaf=engine.min_samples_leaf,
-                feature_fraction_per_split=fraction,
-                rng=np.random.default_rng(tree_rng.randint(MAX_INT)),
-                n_threads=n_threads,
-                depth_first=True,
+            offset = problem.set_tree_gradients(counts, rows)
+            engine.builder.update_gradients(problem.gradients, problem.hessians)
+            predictor = self._grow_tree(
+                engine, problem, rows, offset, fraction, tree_rng
             )
-            grower.grow()
-            # leaf value: the weighted mean of the target in the leaf
-            for leaf in grower.finalized_leaves:
-                value = (
-                    offset - leaf.sum_gradients / leaf.sum_hessians
-                    if leaf.sum_hessians > 0
-                    else offset
-                )
-                leaf.value = math.ldexp(value, target_exp)
-            predictor = grower.make_predictor(bm.bin_thresholds_)
             self.estimators_.append(predictor)
-            imp, freq = _tree_importances(predictor.nodes, n_features)
-            importances += imp
-            split_freq += freq
-            if self.oob_score:
-                oob = counts == 0
-                if oob.any():
-                    Xo = np.asfortranarray(X_binned[oob])
-                    oob_sum[oob] += predictor.predict_binned(
-                        Xo, bm.missing_bin_, n_threads
-                    )
-                    oob_n[oob] += 1
+            if oob is not None:
+                oob.add(predictor, engine, counts)
             if self.verbose:
                 print(
                     f"tree {t + 1}/{self.n_estimators}: "
                     f"{predictor.get_n_leaf_nodes()} leaves, depth "
                     f"{predictor.get_max_depth()}"
                 )
-        total = importances.sum()
-        self.feature_importances_ = importances / total if total > 0 else importances
-        self.split_frequency_importances_ = split_freq / self.n_estimators
-        if self.oob_score:
-            has = oob_n > 0
-            if not has.all():
-                warnings.warn(
-                    f"{int((~has).sum())} rows were drawn by every tree and "
-                    "have no out-of-bag prediction; oob_score_ is computed "
-                    "without them. Use more trees.",
-                    UserWarning,
-                    stacklevel=3,
-                )
-            mean = np.full(n_samples, np.nan)
-            mean[has] = oob_sum[has] / oob_n[has]
-            return mean, has
-        return None, None
+
+    def _grow_tree(self, engine, problem, rows, offset, fraction, tree_rng):
+        """One tree on ``rows``, its leaves holding the weighted mean target;
+        returns its predictor."""
+        grower = TreeGrower.from_engine(
+            engine,
+            rows,
+            feature_fraction_per_split=fraction,
+            rng=np.random.default_rng(tree_rng.randint(MAX_INT)),
+        )
+        grower.grow()
+        problem.set_leaf_values(grower, offset)
+        return grower.make_predictor(engine.bin_mapper.bin_thresholds_)
 
     @property
     def estimators_samples_(self):
@@ -392,25 +475,6 @@ class _BaseInvariantForest(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
-
-
-def _tree_importances(nodes, n_features):
-    """Impurity importance (pooled gain per feature, normalised to sum 1) and
-    the IRF paper's split frequency (sum of ``n_m / n`` over the splits on a
-    feature, section 5.2) of one tree."""
-    split = nodes[nodes["is_leaf"] == 0]
-    if split.size == 0:
-        return np.zeros(n_features), np.zeros(n_features)
-    gain = np.bincount(
-        split["feature"], weights=np.maximum(split["gain"], 0.0), minlength=n_features
-    )
-    total = gain.sum()
-    freq = np.bincount(
-        split["feature"],
-        weights=split["count"] / float(nodes[0]["count"]),
-        minlength=n_features,
-    )
-    return (gain / total if total > 0 else gain), freq
 
 
 _DOC_PARAMS = """

@@ -544,13 +544,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             for k in range(K):
                 engine.builder.update_gradients(g_view[:, k], h_view[:, k])
                 grower = self._grow_tree(
-                    engine,
-                    X_binned,
-                    rows,
-                    sampler.tree_features(),
-                    monotonic_cst,
-                    interaction_cst,
-                    n_threads,
+                    engine, rows, sampler.tree_features(), interaction_cst
                 )
                 timer.add(grower)
                 n_split += grower.n_nodes > 1
@@ -841,7 +835,6 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         -------
         state : _BoostingState
         """
-        K = self.n_trees_per_iteration_
         # scorers known to score through _raw_predict get the raw
         # predictions kept up to date, instead of predicting every tree again
         scorer_uses_raw = self.scoring in _SCORERS or isinstance(
@@ -880,19 +873,13 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                     "large; scale them down (e.g. divide y by its standard "
                     "deviation, the weights by their maximum)."
                 )
-            state.raw_predictions = np.zeros(
-                (X_binned.shape[0], K), dtype=Y_DTYPE, order="F"
-            )
-            state.raw_predictions += self._baseline_prediction
+            state.raw_predictions = self._baseline_raw(X_binned.shape[0])
             self._predictors = []
             self._scorer = None
             self.train_score_ = []
             self.validation_score_ = []
             if self.do_early_stopping_ and keep_raw_val:
-                state.raw_predictions_val = np.zeros(
-                    (X_binned_val.shape[0], K), dtype=Y_DTYPE, order="F"
-                )
-                state.raw_predictions_val += self._baseline_prediction
+                state.raw_predictions_val = self._baseline_raw(X_binned_val.shape[0])
         if self.do_early_stopping_ and self.scoring != "loss":
             self._scorer = check_scoring(self, self.scoring)
             small = self._get_small_trainset(
@@ -928,16 +915,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 n_threads,
             )
 
-    def _grow_tree(
-        self,
-        engine,
-        X_binned,
-        rows,
-        tree_features,
-        monotonic_cst,
-        interaction_cst,
-        n_threads,
-    ):
+    def _grow_tree(self, engine, rows, tree_features, interaction_cst):
         """Grow one tree on the iteration's rows and the tree's features.
 
         ``rows`` is the iteration's in-bag mask (None: every row);
@@ -948,26 +926,14 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         else:
             # still grouped by era
             root, root_is_identity = engine.root_rows[rows[engine.root_rows]], False
-        grower = TreeGrower(
-            X_binned,
-            engine.builder,
-            engine.splitter,
-            engine.pool,
+        grower = TreeGrower.from_engine(
+            engine,
             root.copy(),
             root_is_identity,
-            self._bin_mapper.n_bins_non_missing_,
-            engine.has_missing,
-            engine.offsets,
-            self.max_bins,
-            max_leaf_nodes=self.max_leaf_nodes,
-            max_depth=self.max_depth,
-            min_samples_leaf=engine.min_samples_leaf,
-            monotonic_cst=monotonic_cst,
             interaction_cst=interaction_cst,
             feature_fraction_per_split=self.max_features,
             rng=self._feature_subsample_rng,
             shrinkage=self.learning_rate,
-            n_threads=n_threads,
             tree_features=tree_features,
         )
         grower.grow()
@@ -1129,12 +1095,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
 
     def _raw_predict_binned(self, X_binned, n_threads):
         """Raw predictions of the current trees for binned rows."""
-        raw = np.zeros(
-            (X_binned.shape[0], self.n_trees_per_iteration_), dtype=Y_DTYPE, order="F"
-        )
-        raw += self._baseline_prediction
-        for stage in self._predictors:
-            self._add_stage(X_binned, stage, raw, True, n_threads)
+        *_, raw = self._raw_stages(X_binned, True, n_threads)
         return raw
 
     # -- early stopping ----------------------------------------------------------
@@ -1271,13 +1232,27 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         is_binned = getattr(self, "_in_fit", False)
         if not is_binned:
             X = self._check_X(X, reset=False)
+        *_, raw = self._raw_stages(X, is_binned, n_threads)
+        return raw
+
+    def _baseline_raw(self, n_samples):
+        """Raw predictions before any tree: the baseline, shape
+        (n_samples, K), Fortran order."""
         raw = np.zeros(
-            (X.shape[0], self.n_trees_per_iteration_), dtype=Y_DTYPE, order="F"
+            (n_samples, self.n_trees_per_iteration_), dtype=Y_DTYPE, order="F"
         )
         raw += self._baseline_prediction
+        return raw
+
+    def _raw_stages(self, X, is_binned, n_threads=None):
+        """The raw predictions of ``X``, stage by stage: the baseline, then
+        after each stage with its trees' values added. One array (see
+        :meth:`_baseline_raw`), updated in place and yielded each time."""
+        raw = self._baseline_raw(X.shape[0])
+        yield raw
         for stage in self._predictors:
             self._add_stage(X, stage, raw, is_binned, n_threads)
-        return raw
+            yield raw
 
     def _add_stage(self, X, stage, raw, is_binned, n_threads=None):
         n_threads = n_threads or effective_n_threads()
@@ -1292,12 +1267,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
     def _staged_raw_predict(self, X):
         check_is_fitted(self, "_predictors")
         X = self._check_X(X, reset=False)
-        raw = np.zeros(
-            (X.shape[0], self.n_trees_per_iteration_), dtype=Y_DTYPE, order="F"
-        )
-        raw += self._baseline_prediction
-        for stage in self._predictors:
-            self._add_stage(X, stage, raw, False)
+        stages = self._raw_stages(X, False)
+        next(stages)  # the baseline
+        for raw in stages:
             yield raw.copy()
 
     @property

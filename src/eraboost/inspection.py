@@ -1,12 +1,16 @@
-"""Looking inside fitted era-aware boosters: which features their splits use.
+"""Looking inside fitted era-aware boosters and invariant forests: which
+features their splits use.
 
 - :func:`feature_importances`: the pooled split gain per feature, summed
   over all trees and normalised to sum 1 (the boosters'
-  ``feature_importances_``).
+  ``feature_importances_``; with ``per_tree=True``, the forests').
 - :func:`split_counts`, :func:`split_feature_shares`: how many splits use
   each feature.
+- :func:`split_frequency_importances`: the Invariant Random Forest paper's
+  split frequency (the forests' ``split_frequency_importances_``).
 - :func:`era_importances`: how much each feature's splits improve each era
-  (each era's share of the pooled gain), recomputed on the data given.
+  (each era's share of the pooled gain), recomputed on the data given
+  (boosters only).
 
 Every function reports features in the columns of ``X`` as passed to
 ``fit`` (categorical columns, which the engine moves first, are mapped back).
@@ -24,6 +28,7 @@ __all__ = [
     "feature_importances",
     "split_counts",
     "split_feature_shares",
+    "split_frequency_importances",
 ]
 
 
@@ -36,17 +41,26 @@ def _user_columns(estimator):
 
 
 def _trees(estimator):
-    """(class index k, predictor) of every tree, iteration by iteration."""
+    """The predictor of every tree: a booster's iteration by iteration
+    (class by class within one), a forest's in ``estimators_`` order."""
+    if hasattr(estimator, "n_estimators"):  # an invariant forest
+        check_is_fitted(estimator, "estimators_")
+        yield from estimator.estimators_
+        return
     check_is_fitted(estimator, "_predictors")
     for iteration in estimator._predictors:
-        yield from enumerate(iteration)
+        yield from iteration
+
+
+def _split_nodes(predictor):
+    """The split nodes of one tree."""
+    nodes = predictor.nodes
+    return nodes[nodes["is_leaf"] == 0]
 
 
 def _split_table(estimator):
     """Engine features and pooled gains of all split nodes."""
-    split = np.concatenate(
-        [p.nodes[p.nodes["is_leaf"] == 0] for _, p in _trees(estimator)]
-    )
+    split = np.concatenate([_split_nodes(p) for p in _trees(estimator)])
     return split["feature"], split["gain"]
 
 
@@ -62,7 +76,24 @@ def _normalise(totals):
     return totals / total if total > 0 else totals
 
 
-def feature_importances(estimator):
+def _tree_gains(estimator, predictor):
+    """One tree's pooled split gains summed by feature (negative gains
+    count as 0)."""
+    split = _split_nodes(predictor)
+    return _per_user_column(estimator, split["feature"], np.maximum(split["gain"], 0.0))
+
+
+def _tree_frequencies(estimator, predictor):
+    """One tree's split frequency: ``n_m / n`` summed by feature over its
+    split nodes (``n_m`` a node's rows, ``n`` the root's)."""
+    nodes = predictor.nodes
+    split = _split_nodes(predictor)
+    return _per_user_column(
+        estimator, split["feature"], split["count"] / nodes[0]["count"]
+    )
+
+
+def feature_importances(estimator, per_tree=False):
     """Pooled split gain per feature, summed over all trees, summing to 1.
 
     The gain of a split is the pooled gain the splitter computed for it
@@ -70,12 +101,18 @@ def feature_importances(estimator):
     ``split_type`` that chose it; a split's negative pooled gain (possible
     under the era criteria with ``l2_regularization > 0``) counts as 0.
     With several trees per iteration (multiclass), every class's trees
-    count. This is scikit-learn's forests' convention: the importances sum
-    to 1, so ``SelectFromModel`` works on the boosters.
+    count. The importances sum to 1, so ``SelectFromModel`` works on the
+    boosters.
 
     Parameters
     ----------
-    estimator : fitted eraboost gradient boosting estimator
+    estimator : fitted eraboost gradient boosting estimator or invariant forest
+    per_tree : bool, default=False
+        False: the gains of all trees are summed together (the boosters'
+        ``feature_importances_``). True: each tree's gains are first
+        normalised to sum 1 (a tree without splits adds nothing), so that
+        every tree weighs the same (scikit-learn's random forests'
+        convention, the invariant forests' ``feature_importances_``).
 
     Returns
     -------
@@ -83,8 +120,13 @@ def feature_importances(estimator):
         Non-negative, summing to 1; all zeros when no tree has a split
         (scikit-learn's forests' rule).
     """
-    features, gains = _split_table(estimator)
-    return _normalise(_per_user_column(estimator, features, np.maximum(gains, 0.0)))
+    if not per_tree:
+        features, gains = _split_table(estimator)
+        return _normalise(_per_user_column(estimator, features, np.maximum(gains, 0.0)))
+    totals = np.zeros(estimator.n_features_in_)
+    for predictor in _trees(estimator):
+        totals += _normalise(_tree_gains(estimator, predictor))
+    return _normalise(totals)
 
 
 def split_counts(estimator):
@@ -92,7 +134,7 @@ def split_counts(estimator):
 
     Parameters
     ----------
-    estimator : fitted eraboost gradient boosting estimator
+    estimator : fitted eraboost gradient boosting estimator or invariant forest
 
     Returns
     -------
@@ -102,12 +144,22 @@ def split_counts(estimator):
     return _per_user_column(estimator, features, 1.0).astype(np.int64)
 
 
+def _frequency_totals(estimator):
+    """Split frequencies summed over the trees, and the number of trees."""
+    totals = np.zeros(estimator.n_features_in_)
+    n_trees = 0
+    for predictor in _trees(estimator):
+        totals += _tree_frequencies(estimator, predictor)
+        n_trees += 1
+    return totals, n_trees
+
+
 def split_feature_shares(estimator, weighted=False):
     """Share of the splits of a fitted booster made on each feature.
 
     Parameters
     ----------
-    estimator : fitted eraboost gradient boosting estimator
+    estimator : fitted eraboost gradient boosting estimator or invariant forest
     weighted : bool, default=False
         False: each split node counts once. True: each split node counts
         its share of the training rows, ``n_m / n`` (the split-frequency
@@ -120,13 +172,29 @@ def split_feature_shares(estimator, weighted=False):
     """
     if not weighted:
         return _normalise(split_counts(estimator).astype(np.float64))
-    totals = np.zeros(estimator.n_features_in_)
-    for _, predictor in _trees(estimator):
-        nodes = predictor.nodes
-        split = nodes[nodes["is_leaf"] == 0]
-        weights = split["count"] / nodes[0]["count"]
-        totals += _per_user_column(estimator, split["feature"], weights)
-    return _normalise(totals)
+    return _normalise(_frequency_totals(estimator)[0])
+
+
+def split_frequency_importances(estimator):
+    """The Invariant Random Forest paper's split frequency (section 5.2).
+
+    Per tree, the sum of ``n_m / n`` over the split nodes on each feature
+    (``n_m`` the node's distinct rows, ``n`` the root's), averaged over the
+    trees: the invariant forests' ``split_frequency_importances_``. Not
+    normalised (:func:`split_feature_shares` with ``weighted=True`` is):
+    a feature split on at every level of a tree of depth ``D`` scores about
+    ``D``.
+
+    Parameters
+    ----------
+    estimator : fitted eraboost gradient boosting estimator or invariant forest
+
+    Returns
+    -------
+    frequencies : ndarray of shape (n_features_in_,)
+    """
+    totals, n_trees = _frequency_totals(estimator)
+    return totals / n_trees
 
 
 def _newton(G, H, lam):
@@ -239,8 +307,7 @@ def era_importances(estimator, X, y, eras, *, sample_weight=None, return_eras=Fa
     n_eras = labels.size
     importances = np.zeros((estimator.n_features_in_, n_eras))
     columns = _user_columns(estimator)
-    raw = np.zeros((n, K), dtype=np.float64, order="F")
-    raw += estimator._baseline_prediction
+    raw = estimator._baseline_raw(n)
     # full-size hessians even for losses whose hessians are constant
     gradient = np.empty((n, K) if K > 1 else n, dtype=np.float64, order="F")
     hessian = np.empty_like(gradient)

@@ -2,7 +2,13 @@
 
 import numpy as np
 import pytest
-from eraboost._engine._histogram import HistogramBuilder, era_runs, histogram_layout
+from eraboost._engine._histogram import (
+    HistogramBuilder,
+    era_runs,
+    histogram_cell_bytes,
+    histogram_layout,
+    histogram_rows_per_bin,
+)
 
 
 def make_data(seed, n=400, n_eras=5, n_bins=(6, 3, 17, 256), const_h=False):
@@ -183,3 +189,19 @@ def test_size_is_the_last_offset_and_offsets_are_checked():
     assert b.size == offsets[len(offsets) - 1]
     with pytest.raises(ValueError, match="offsets has"):
         HistogramBuilder(Xb, n_bins, offsets[:-1], 3, eras, g, h, 1)
+
+
+@pytest.mark.parametrize("n_eras", [1, 2, 7])
+@pytest.mark.parametrize("const_h", [False, True])
+def test_rows_per_bin_and_cell_bytes_describe_the_buffer(n_eras, const_h):
+    Xb, n_bins, g, h, eras = make_data(0, n_eras=n_eras, const_h=const_h)
+    offsets = histogram_layout(n_bins, n_eras)
+    builder = HistogramBuilder(
+        Xb, n_bins, offsets, n_eras, eras if n_eras > 1 else None, g, h, 1
+    )
+    rows = histogram_rows_per_bin(n_eras)
+    assert rows == (n_eras + 1 if n_eras > 1 else 1)
+    assert builder.nbytes == offsets[-1] * histogram_cell_bytes(const_h)
+    buf = builder.empty()
+    for f in range(len(n_bins)):
+        assert builder.block(buf, f)["g"].shape == (rows, n_bins[f])

@@ -19,6 +19,12 @@ cdef inline int cell_bytes(bint hessians_are_constant) noexcept nogil:
     return 12 if hessians_are_constant else 20
 
 
+# Cells of one bin in a histogram block: with several eras one per era, then
+# the pooled cell (``n_eras + 1``); a single one without eras.
+cdef inline int rows_per_bin(int n_eras) noexcept nogil:
+    return n_eras + 1 if n_eras > 1 else 1
+
+
 cdef extern from "_simd.h":
     pass
 

@@ -32,3 +32,35 @@ SPLIT_TYPES = {"original": 0, "era": 1, "directional": 2}
 
 # A node whose hessian sum is below this is not split (scikit-learn's value).
 MIN_HESSIAN_TO_SPLIT = 1e-3
+
+
+def era_options_set(split_type, irf_penalty, min_samples_leaf_per_era):
+    """The era-aware options that are set, by name, in parameter order:
+    ``"split_type"`` (any criterion but "original"), ``"irf_penalty"``
+    (above 0), ``"min_samples_leaf_per_era"`` (neither None nor 0). Empty:
+    the criterion is pooled and needs no per-era sums.
+
+    The one test of whether an option needs the eras, for the estimators'
+    warnings, ``engine.EngineSettings`` and ``_splitting.Splitter``.
+
+    Parameters
+    ----------
+    split_type : str or int
+        A name of ``SPLIT_TYPES`` or its code.
+    irf_penalty : float
+    min_samples_leaf_per_era : int or None
+
+    Returns
+    -------
+    names : list of str
+    """
+    if isinstance(split_type, str):
+        split_type = SPLIT_TYPES[split_type]
+    names = []
+    if split_type != SPLIT_TYPES["original"]:
+        names.append("split_type")
+    if irf_penalty > 0:
+        names.append("irf_penalty")
+    if min_samples_leaf_per_era is not None and min_samples_leaf_per_era > 0:
+        names.append("min_samples_leaf_per_era")
+    return names

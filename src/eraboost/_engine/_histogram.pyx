@@ -31,8 +31,8 @@ from cython.parallel import prange
 from libc.string cimport memset
 import numpy as np
 
-from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, G_t,
-                       BIN_t, uint8_t, uint32_t, int32_t, int64_t,
+from ._common cimport (block_t, hist_block, block_subtract, cell_bytes,
+                       rows_per_bin, G_t, BIN_t, uint8_t, uint32_t, int32_t, int64_t,
                        ONE_THREAD_BELOW, CELLS_ONE_THREAD_BELOW)
 
 cdef enum:
@@ -41,6 +41,19 @@ cdef enum:
     SHORT_RUNS = 32
     # bins of a buffer of ``fill_rows4`` (all a feature can have)
     LANE_BINS = 256
+
+
+def histogram_rows_per_bin(int n_eras):
+    """Cells of one bin in a histogram block: ``n_eras + 1`` with several
+    eras (the eras, then the pooled cell), else 1 (``rows_per_bin`` of
+    ``_common.pxd``)."""
+    return rows_per_bin(n_eras)
+
+
+def histogram_cell_bytes(bint hessians_are_constant):
+    """Bytes of one histogram cell: 12 with constant hessians, else 20
+    (``cell_bytes`` of ``_common.pxd``)."""
+    return cell_bytes(hessians_are_constant)
 
 
 def histogram_layout(const uint32_t[::1] n_bins, int n_eras):
@@ -54,7 +67,7 @@ def histogram_layout(const uint32_t[::1] n_bins, int n_eras):
     write to the same line.
     """
     cdef Py_ssize_t f, p = n_bins.shape[0]
-    cdef int64_t rows = n_eras + 1 if n_eras > 1 else 1
+    cdef int64_t rows = rows_per_bin(n_eras)
     offsets = np.zeros(p + 1, dtype=np.int64)
     cdef int64_t[::1] off = offsets
     for f in range(p):
@@ -261,7 +274,7 @@ cdef class HistogramBuilder:
         """Views of feature f's block: arrays ``g``, ``h`` (None when the
         hessians are constant) and ``n`` of shape (rows, n_bins[f]): the
         eras, then the pooled sums when there are several eras."""
-        cdef int64_t rows = self.n_eras + 1 if self.n_eras > 1 else 1
+        cdef int64_t rows = rows_per_bin(self.n_eras)
         cdef int64_t nb = self.n_bins[f], cells = self.offsets[f + 1] - self.offsets[f]
         cdef int64_t start = self.offsets[f] * cell_bytes(self.hessians_are_constant)
         cdef int64_t n_dbl = 1 if self.hessians_are_constant else 2
@@ -364,7 +377,7 @@ cdef class HistogramBuilder:
         cdef const BIN_t[::1] col = self.X_binned[:, f]
         cdef block_t blk = hist_block(out, &self.offsets[0], f, const_h)
         cdef int64_t cells = self.offsets[f + 1] - self.offsets[f]
-        cdef int64_t R = self.n_eras + 1 if self.n_eras > 1 else 1, e, j
+        cdef int64_t R = rows_per_bin(self.n_eras), e, j
         cdef Py_ssize_t r, lo, hi
         cdef unsigned int b
         cdef unsigned int nb = self.n_bins[f]

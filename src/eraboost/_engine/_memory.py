@@ -9,6 +9,8 @@ left under ``ulimit -v``, at least ``MIN_MEMORY_BUDGET``).
 
 import os
 
+from ._histogram import histogram_rows_per_bin
+
 
 class HistogramPool:
     """Reusable histogram buffers of a builder (``HistogramBuilder.empty``).
@@ -167,7 +169,7 @@ def check_histogram_memory(
         if budget is None:
             return need
     if need > budget:
-        rows = n_eras + 1 if n_eras > 1 else 1
+        rows = histogram_rows_per_bin(n_eras)
         raise MemoryError(
             f"the per-era histograms would need about {need / 2**30:.1f} GiB "
             f"({n_eras} eras x {n_cells // rows} bins over all features x "

@@ -47,10 +47,12 @@ from libc.string cimport memcpy
 from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t,
                        uint8_t, uint32_t, int32_t, int64_t, in_bitset,
                        set_bitset, ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE,
-                       RATE_SPREAD, ONE_THREAD_BELOW, ROWS_PER_THREAD)
+                       RATE_SPREAD, ONE_THREAD_BELOW, ROWS_PER_THREAD,
+                       rows_per_bin)
 from ._criteria cimport (score, era_gains, era_directions, era_direction,
                          boltzmann,
                          value_variance, rate_spread)
+from ._common import era_options_set
 
 cdef extern from "_simd.h":
     pass
@@ -538,8 +540,8 @@ cdef class Splitter:
         self.irf_penalty = irf_penalty
         self.min_per_era = min_samples_leaf_per_era
         self.penalty_kind = penalty_kind
-        self.per_era = n_eras > 1 and (split_type != ORIGINAL or irf_penalty > 0
-                                       or min_samples_leaf_per_era > 0)
+        self.per_era = n_eras > 1 and bool(era_options_set(
+            split_type, irf_penalty, min_samples_leaf_per_era))
         if is_categorical is None:
             is_categorical = np.zeros(len(n_bins), dtype=np.uint8)
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.uint8)
@@ -809,7 +811,7 @@ cdef class Splitter:
         s.nb = nb
         s.blk = hist_block(hist, &self.offsets[0], f, self.const_h)
         # the block's pooled cells (see _histogram.pyx)
-        s.R = self.n_eras + 1 if self.n_eras > 1 else 1
+        s.R = rows_per_bin(self.n_eras)
         s.pooled = s.R - 1
         s.seq = fs.seq
         if self.is_categorical[f]:

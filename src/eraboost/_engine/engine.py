@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import MIN_HESSIAN_TO_SPLIT, SPLIT_TYPES
-from ._histogram import HistogramBuilder, histogram_layout
+from ._common import MIN_HESSIAN_TO_SPLIT, SPLIT_TYPES, era_options_set
+from ._histogram import HistogramBuilder, histogram_cell_bytes, histogram_layout
 from ._memory import HistogramPool, check_histogram_memory, memory_budget
 from ._splitting import PENALTY_KINDS, Splitter
 
@@ -58,10 +58,10 @@ class EngineSettings:
     @property
     def era_aware(self):
         """Whether any option needs per-era sums."""
-        return (
-            self.split_type != "original"
-            or self.irf_penalty > 0
-            or self.min_samples_leaf_per_era is not None
+        return bool(
+            era_options_set(
+                self.split_type, self.irf_penalty, self.min_samples_leaf_per_era
+            )
         )
 
 
@@ -88,6 +88,15 @@ class Engine:
         Whether ``root_rows`` is ``0 .. n - 1``.
     has_missing : ndarray of uint8
         Whether each feature has missing values in the training rows.
+    X_binned : ndarray of uint8, shape (n_samples, n_features)
+        The binned training rows.
+    bin_mapper : BinMapper
+        The fitted mapper that binned them.
+    settings : EngineSettings
+        The criterion and growth limits the engine was built for.
+    monotonic_cst : ndarray of int8 or None
+        As given to :func:`build_engine`.
+    n_threads : int
     """
 
     builder: HistogramBuilder
@@ -99,6 +108,11 @@ class Engine:
     root_rows: np.ndarray
     root_rows_are_identity: bool
     has_missing: np.ndarray
+    X_binned: np.ndarray
+    bin_mapper: object
+    settings: EngineSettings
+    monotonic_cst: np.ndarray | None
+    n_threads: int
 
 
 def build_engine(
@@ -165,7 +179,7 @@ def build_engine(
             X_binned.shape[0],
             min_samples_leaf,
             depth_first=settings.depth_first,
-            cell_bytes=12 if hessians.shape[0] == 1 else 20,
+            cell_bytes=histogram_cell_bytes(hessians.shape[0] == 1),
             budget=budget,
         )
     builder = HistogramBuilder(
@@ -212,4 +226,9 @@ def build_engine(
         root_rows=root_rows,
         root_rows_are_identity=identity,
         has_missing=has_missing,
+        X_binned=X_binned,
+        bin_mapper=bin_mapper,
+        settings=settings,
+        monotonic_cst=monotonic_cst,
+        n_threads=n_threads,
     )

@@ -166,6 +166,65 @@ class TreeGrower:
         self.total_apply_split_time = 0.0
         self._initialize_root()
 
+    @classmethod
+    def from_engine(
+        cls,
+        engine,
+        root_indices,
+        root_is_identity=False,
+        *,
+        interaction_cst=None,
+        feature_fraction_per_split=1.0,
+        rng=None,
+        shrinkage=1.0,
+        tree_features=None,
+    ):
+        """A grower on the parts of a fit's engine (``engine.build_engine``).
+
+        The binned rows, histograms, splitter, bins, growth limits
+        (``max_leaf_nodes``, ``max_depth``, ``depth_first``), the pooled
+        ``min_samples_leaf``, ``monotonic_cst`` and thread count come from
+        ``engine``; the other arguments are those of the class, for this
+        tree.
+
+        Parameters
+        ----------
+        engine : Engine
+        root_indices : ndarray of uint32
+            The tree's rows (owned by the grower, which reorders them).
+        root_is_identity : bool, default=False
+        interaction_cst, feature_fraction_per_split, rng, shrinkage, tree_features
+            As for the class.
+
+        Returns
+        -------
+        grower : TreeGrower
+        """
+        settings = engine.settings
+        return cls(
+            engine.X_binned,
+            engine.builder,
+            engine.splitter,
+            engine.pool,
+            root_indices,
+            root_is_identity,
+            engine.bin_mapper.n_bins_non_missing_,
+            engine.has_missing,
+            engine.offsets,
+            engine.bin_mapper.max_bins,
+            max_leaf_nodes=settings.max_leaf_nodes,
+            max_depth=settings.max_depth,
+            min_samples_leaf=engine.min_samples_leaf,
+            monotonic_cst=engine.monotonic_cst,
+            interaction_cst=interaction_cst,
+            feature_fraction_per_split=feature_fraction_per_split,
+            rng=rng,
+            shrinkage=shrinkage,
+            n_threads=engine.n_threads,
+            depth_first=settings.depth_first,
+            tree_features=tree_features,
+        )
+
     # -- growth ------------------------------------------------------------
     def grow(self):
         while self.splittable_nodes:
