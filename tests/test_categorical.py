@@ -302,7 +302,7 @@ def check_categorical_node(
     split_type,
     alpha,
     lam,
-    msl,
+    min_leaf,
     depth,
     max_depth,
     **options,
@@ -317,7 +317,7 @@ def check_categorical_node(
     g = (np.float64(np.mean(y)) - y).astype(np.float32).astype(np.float64)
     h = np.ones_like(g)
     ref = None
-    if len(rows) >= 2 * msl:
+    if len(rows) >= 2 * min_leaf:
         ref = best_split(
             Xb,
             g,
@@ -329,7 +329,7 @@ def check_categorical_node(
             split_type,
             alpha,
             lam,
-            msl,
+            min_leaf,
             is_categorical=is_cat,
             **options,
         )
@@ -366,7 +366,7 @@ def check_categorical_node(
                 split_type,
                 alpha,
                 lam,
-                msl,
+                min_leaf,
                 depth + 1,
                 max_depth,
                 **options,

@@ -217,12 +217,12 @@ def era_clf_data(seed, n_classes, nan):
 )
 def test_first_trees_match_reference(split_type, alpha, n_classes, seed, options):
     X, y, eras = era_clf_data(seed, n_classes, nan=seed == 1)
-    lam, msl, max_depth = 0.5, 2, 2
+    lam, min_leaf, max_depth = 0.5, 2, 2
     est = HistGradientBoostingClassifier(
         split_type=split_type,
         boltzmann_alpha=alpha,
         l2_regularization=lam,
-        min_samples_leaf=msl,
+        min_samples_leaf=min_leaf,
         max_iter=1,
         max_depth=max_depth,
         max_leaf_nodes=None,
@@ -251,7 +251,7 @@ def test_first_trees_match_reference(split_type, alpha, n_classes, seed, options
             split_type,
             alpha,
             lam,
-            msl,
+            min_leaf,
             0,
             max_depth,
             **options,

@@ -5,12 +5,12 @@ import warnings
 
 import numpy as np
 import pytest
-from eraboost._engine._criteria import rate_spread_penalty
 from sklearn.metrics import r2_score, roc_auc_score
 from sklearn.tree import DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
 
 from eraboost import InvariantForestClassifier, InvariantForestRegressor
+from eraboost._engine._criteria import rate_spread_penalty
 from eraboost.datasets import make_trt_example
 from eraboost.forest import era_bootstrap, era_groups
 
@@ -24,8 +24,8 @@ def int_data(seed, n=300, p=4, levels=12):
 
 # -- CART parity --------------------------------------------------------------
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("depth,msl", [(3, 1), (6, 1), (8, 5)])
-def test_single_tree_is_a_decision_tree(seed, depth, msl):
+@pytest.mark.parametrize("depth,min_leaf", [(3, 1), (6, 1), (8, 5)])
+def test_single_tree_is_a_decision_tree(seed, depth, min_leaf):
     """No eras, no penalty, no bootstrap: one tree has the partition of
     scikit-learn's DecisionTreeRegressor on integer data."""
     X, y = int_data(seed)
@@ -33,11 +33,11 @@ def test_single_tree_is_a_decision_tree(seed, depth, msl):
         n_estimators=1,
         bootstrap=False,
         max_depth=depth,
-        min_samples_leaf=msl,
+        min_samples_leaf=min_leaf,
         random_state=0,
     ).fit(X, y)
     ref = DecisionTreeRegressor(
-        max_depth=depth, min_samples_leaf=msl, random_state=0
+        max_depth=depth, min_samples_leaf=min_leaf, random_state=0
     ).fit(X, y)
     leaf_ref = ref.apply(X)
     pred = ours.predict(X)
@@ -93,13 +93,13 @@ def regression_objective(left, y, eras, lam):
     return dec - lam * (np.var(cr) if len(cr) > 1 else 0.0)
 
 
-def reference_stump(X, y, eras, lam, objective, msl=1):
+def reference_stump(X, y, eras, lam, objective, min_leaf=1):
     best, best_val, second = None, -np.inf, -np.inf
     for f in range(X.shape[1]):
         values = np.unique(X[:, f])
         for t in values[:-1]:
             left = X[:, f] <= t
-            if left.sum() < msl or (~left).sum() < msl:
+            if left.sum() < min_leaf or (~left).sum() < min_leaf:
                 continue
             v = objective(left, y, eras, lam)
             if v > best_val:

@@ -4,12 +4,12 @@ import warnings
 
 import numpy as np
 import pytest
-from eraboost._engine._openmp import effective_n_threads
 from sklearn._loss.loss import HalfSquaredError
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 from threadpoolctl import threadpool_limits
 
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from eraboost._engine._openmp import effective_n_threads
 from eraboost._eras import check_eras, era_train_val_split, label_list
 
 

@@ -2,13 +2,13 @@
 
 import numpy as np
 import pytest
-from eraboost._engine._criteria import value_variance_penalty
 from reference import best_split
 from reference import invariance_penalty as ref_penalty
 from sklearn.base import clone
 from test_criteria import SPLIT_TYPES, check_node, engine_tree, gradients, make_era_data
 
 from eraboost import HistGradientBoostingRegressor
+from eraboost._engine._criteria import value_variance_penalty
 
 OPTIONS = [
     {"irf_penalty": 0.5},

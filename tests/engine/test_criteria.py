@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from eraboost._engine._criteria import boltzmann_operator, era_split_score
 from reference import best_split, boltzmann, newton, score
 from sklearn.base import clone
 
 from eraboost import HistGradientBoostingRegressor
+from eraboost._engine._criteria import boltzmann_operator, era_split_score
 
 ALPHAS = [-np.inf, -2.0, 0.0, 2.0, np.inf]
 SPLIT_TYPES = ["original", "era", "directional"]

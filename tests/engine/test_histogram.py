@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+
 from eraboost._engine._histogram import (
     HistogramBuilder,
     era_runs,

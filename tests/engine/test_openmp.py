@@ -13,7 +13,6 @@ import textwrap
 
 import numpy as np
 import pytest
-from eraboost._engine._openmp import run_in_chunks
 from sklearn._loss.loss import (
     AbsoluteError,
     BaseLoss,
@@ -27,6 +26,7 @@ from sklearn._loss.loss import (
 
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from eraboost._engine._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
+from eraboost._engine._openmp import run_in_chunks
 
 
 @pytest.mark.parametrize("n", [0, 1, 3, 7, 40, 41, 1000])

@@ -12,11 +12,11 @@ rows and checks the children the same way.
 import numpy as np
 import pytest
 import reference
-from eraboost._engine._histogram import HistogramBuilder, histogram_layout
-from eraboost._engine._splitting import PENALTY_KINDS, SplitNode, Splitter
 from reference import best_split
 
 from eraboost._engine._common import SPLIT_TYPES
+from eraboost._engine._histogram import HistogramBuilder, histogram_layout
+from eraboost._engine._splitting import PENALTY_KINDS, SplitNode, Splitter
 
 ALPHAS = [-np.inf, -1.0, 0.0, 2.0, np.inf]
 

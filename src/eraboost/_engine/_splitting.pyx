@@ -711,7 +711,7 @@ cdef class Splitter:
         # an era with fewer rows in the node cannot be split there
         cdef double splittable = 2.0 * max(1, self.min_per_era)
         cdef block_t blk
-        cdef int64_t cell, R = self.n_eras + 1
+        cdef int64_t cell, R = rows_per_bin(self.n_eras)
         cdef unsigned int b, block_bins
         if self.per_era and features.shape[0] > 0:
             f0 = features[0]
