@@ -296,13 +296,16 @@ class _BaseInvariantForest(BaseEstimator):
             return int(m)
         return max(1, int(m * n_features))
 
-    def _check_X(self, X, reset):
+    def _check_X(self, X, reset, **y_args):
+        """``X`` (and ``y`` with ``y_args``) validated: float64 with NaNs or
+        8/16-bit integers."""
         return validate_data(
             self,
             X,
             dtype=[np.float64, *INT_DTYPES],
             ensure_all_finite="allow-nan",
             reset=reset,
+            **y_args,
         )
 
     # -- fit ----------------------------------------------------------------
@@ -601,15 +604,7 @@ class InvariantForestRegressor(RegressorMixin, _BaseInvariantForest):
         -------
         self
         """
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            dtype=[np.float64, *INT_DTYPES],
-            ensure_all_finite="allow-nan",
-            y_numeric=True,
-            reset=True,
-        )
+        X, y = self._check_X(X, reset=True, y=y, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity.")
@@ -693,14 +688,7 @@ class InvariantForestClassifier(ClassifierMixin, _BaseInvariantForest):
         -------
         self
         """
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            dtype=[np.float64, *INT_DTYPES],
-            ensure_all_finite="allow-nan",
-            reset=True,
-        )
+        X, y = self._check_X(X, reset=True, y=y)
         check_classification_targets(y)
         self.classes_, y01 = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:

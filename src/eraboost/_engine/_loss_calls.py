@@ -22,19 +22,33 @@ def _rows(a, start, stop):
     return None if a is None else a[start:stop]
 
 
-def loss_gradient(loss, y_true, raw_prediction, sample_weight, gradient_out, n_threads):
-    """``loss.gradient`` into ``gradient_out``, chunked on eraboost's threads."""
+def _chunked(method, y_true, raw_prediction, sample_weight, n_threads, **outputs):
+    """``method`` (a loss's ``gradient`` or ``gradient_hessian``) into
+    ``outputs``, one chunk of rows per call with ``n_threads=1``, the chunks
+    run on eraboost's threads."""
 
     def chunk(start, stop):
-        loss.gradient(
+        method(
             y_true=y_true[start:stop],
             raw_prediction=raw_prediction[start:stop],
             sample_weight=_rows(sample_weight, start, stop),
-            gradient_out=gradient_out[start:stop],
             n_threads=1,
+            **{name: out[start:stop] for name, out in outputs.items()},
         )
 
     run_in_chunks(chunk, y_true.shape[0], n_threads)
+
+
+def loss_gradient(loss, y_true, raw_prediction, sample_weight, gradient_out, n_threads):
+    """``loss.gradient`` into ``gradient_out``, chunked on eraboost's threads."""
+    _chunked(
+        loss.gradient,
+        y_true,
+        raw_prediction,
+        sample_weight,
+        n_threads,
+        gradient_out=gradient_out,
+    )
 
 
 def loss_gradient_hessian(
@@ -42,18 +56,15 @@ def loss_gradient_hessian(
 ):
     """``loss.gradient_hessian`` into the two outputs, chunked on eraboost's
     threads."""
-
-    def chunk(start, stop):
-        loss.gradient_hessian(
-            y_true=y_true[start:stop],
-            raw_prediction=raw_prediction[start:stop],
-            sample_weight=_rows(sample_weight, start, stop),
-            gradient_out=gradient_out[start:stop],
-            hessian_out=hessian_out[start:stop],
-            n_threads=1,
-        )
-
-    run_in_chunks(chunk, y_true.shape[0], n_threads)
+    _chunked(
+        loss.gradient_hessian,
+        y_true,
+        raw_prediction,
+        sample_weight,
+        n_threads,
+        gradient_out=gradient_out,
+        hessian_out=hessian_out,
+    )
 
 
 def mean_loss(loss, y_true, raw_prediction, sample_weight, n_threads):
