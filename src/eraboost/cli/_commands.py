@@ -835,6 +835,21 @@ def _restore_sigint(previous):
         signal.signal(signal.SIGINT, previous)
 
 
+def _quiet_interrupt_hook(previous_hook):
+    """A ``sys.unraisablehook`` that drops a KeyboardInterrupt raised where
+    Python cannot propagate it (a weakref callback of the import system,
+    a ``__del__``), which would print ``Exception ignored in ...``: the
+    handler has recorded the Ctrl-C in ``_SIGINT_SEEN``, and the command
+    ends as interrupted. Anything else goes to ``previous_hook``."""
+
+    def hook(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            return
+        previous_hook(unraisable)
+
+    return hook
+
+
 def _interrupted():
     print(INTERRUPTED, file=sys.stderr)
     return 130
@@ -904,6 +919,9 @@ def main(argv=None):
     except KeyboardInterrupt:
         return _interrupted()
     previous = _sigint_raises()
+    previous_hook = sys.unraisablehook
+    if previous is not None:
+        sys.unraisablehook = _quiet_interrupt_hook(previous_hook)
     try:
         return _run(args)
     except KeyboardInterrupt:
@@ -913,3 +931,4 @@ def main(argv=None):
         return _interrupted()
     finally:
         _restore_sigint(previous)
+        sys.unraisablehook = previous_hook
