@@ -48,9 +48,9 @@ def spy(monkeypatch):
         self._spy = record
         original_init(self, *args, **kwargs)
 
-    def build(self, node, root=False):
+    def build(self, node, root=False, dense=False):
         self._spy["built"].update(int(f) for f in self._features(node))
-        return original_build(self, node, root)
+        return original_build(self, node, root, dense)
 
     monkeypatch.setattr(grower_module.TreeGrower, "__init__", init)
     monkeypatch.setattr(grower_module.TreeGrower, "_build", build)

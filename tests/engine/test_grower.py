@@ -13,6 +13,8 @@ import pytest
 from reference import best_split
 from test_criteria import check_tree
 
+from eraboost._engine import grower as grower_module
+from eraboost._engine._histogram import SparseHistogram
 from eraboost._engine.binning import BinMapper
 from eraboost._engine.engine import EngineSettings, build_engine
 from eraboost._engine.grower import TreeGrower
@@ -92,7 +94,14 @@ def grow(
 @pytest.mark.parametrize("alpha", [-np.inf, 0.0])
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("missing", [None, [1, 3]])
-def test_every_node_is_the_reference_split(split_type, alpha, seed, missing):
+# dense histograms only; sparse ones below a feature's per-era cells (the
+# default); sparse ones for every node of the per-era path
+@pytest.mark.parametrize("rows_per_cell", [0.0, None, 1e9])
+def test_every_node_is_the_reference_split(
+    split_type, alpha, seed, missing, rows_per_cell, monkeypatch
+):
+    if rows_per_cell is not None:
+        monkeypatch.setattr(grower_module, "SPARSE_ROWS_PER_CELL", rows_per_cell)
     # with 30 eras a block's padding is shorter than a bin's cells: reading
     # the absent missing-value bin would read the next feature's block
     n_eras = 5 if missing is None else 30
@@ -205,7 +214,9 @@ def test_hopeless_histograms_are_freed_without_changing_the_tree(
     split_type, max_leaf_nodes, monkeypatch
 ):
     """Open leaves that can no longer be split give their histograms back
-    (grower._release_hopeless): the same tree, about half the histograms."""
+    (grower._release_hopeless): the same tree, about half the histograms
+    (dense ones: the pool's)."""
+    monkeypatch.setattr(grower_module, "SPARSE_ROWS_PER_CELL", 0.0)
     X, y, eras = make_data(5, n_eras=7, n=3000, p=6)
     freed, *_ = grow(X, y, eras, split_type, max_leaf_nodes=max_leaf_nodes)
     with monkeypatch.context() as m:
@@ -216,3 +227,39 @@ def test_hopeless_histograms_are_freed_without_changing_the_tree(
     assert freed.pool.n_allocated <= max_leaf_nodes // 2 + 2
     if max_leaf_nodes == 31:
         assert kept.pool.n_allocated >= 20
+
+
+@pytest.mark.parametrize("split_type", ["era", "directional"])
+def test_small_nodes_get_sparse_histograms_outside_the_pool(split_type, monkeypatch):
+    """On the per-era path, nodes of fewer rows than a feature's per-era
+    cells get sparse histograms, built from their rows and dropped once
+    scanned: they never enter the pool, and the tree is the one of dense
+    histograms (up to rounding: the same leaves)."""
+    X, y, eras = make_data(3, n_eras=200, n=4000, p=5)
+    built = []
+    build = TreeGrower._build
+
+    def spy(self, node, root=False, dense=False):
+        hist = build(self, node, root, dense)
+        built.append((node.n_samples, isinstance(hist, SparseHistogram)))
+        return hist
+
+    monkeypatch.setattr(TreeGrower, "_build", spy)
+    sparse, *_ = grow(X, y, eras, split_type, max_leaf_nodes=16)
+    assert 0 < sparse.sparse_below < len(y)
+    assert any(is_sparse for _, is_sparse in built)
+    # sparse below sparse_below rows; dense above, and below to be subtracted
+    assert all(n < sparse.sparse_below for n, is_sparse in built if is_sparse)
+    assert not any(isinstance(buf, SparseHistogram) for buf in sparse.pool._free)
+    monkeypatch.setattr(grower_module, "SPARSE_ROWS_PER_CELL", 0.0)
+    dense, *_ = grow(X, y, eras, split_type, max_leaf_nodes=16)
+    assert dense.sparse_below == 0
+    got, want = _tree(sparse), _tree(dense)
+    assert [rows for rows, _ in got] == [rows for rows, _ in want]
+    np.testing.assert_allclose([v for _, v in got], [v for _, v in want], rtol=1e-12)
+
+
+def test_no_sparse_histograms_on_the_pooled_path():
+    X, y, eras = make_data(3, n_eras=40, n=4000, p=5)
+    grower, *_ = grow(X, y, eras, "original", max_leaf_nodes=16)
+    assert grower.sparse_below == 0

@@ -206,3 +206,64 @@ def test_rows_per_bin_and_cell_bytes_describe_the_buffer(n_eras, const_h):
     buf = builder.empty()
     for f in range(len(n_bins)):
         assert builder.block(buf, f)["g"].shape == (rows, n_bins[f])
+
+
+@pytest.mark.parametrize("const_h", [False, True])
+@pytest.mark.parametrize("root", [False, True])
+def test_sparse_histograms_hold_the_rows_of_each_bin(const_h, root):
+    """``compute_sparse``: for each listed feature, its bins' rows (era,
+    gradient, hessian) in the node's order, and the bins' pooled sums; the
+    same sums per era and bin as the dense histograms and NumPy."""
+    n_eras = 7
+    Xb, n_bins, g, h, eras = make_data(3, n_eras=n_eras, const_h=const_h)
+    offsets = histogram_layout(n_bins, n_eras)
+    builder = HistogramBuilder(Xb, n_bins, offsets, n_eras, eras, g, h, 2)
+    rows = (
+        np.arange(len(g), dtype=np.uint32)
+        if root
+        else grouped_rows(eras, np.flatnonzero(np.arange(len(g)) % 3 != 1))
+    )
+    features = np.array([3, 0, 2], dtype=np.uint32)
+    sparse = builder.compute_sparse(rows, features, root)
+    assert sparse.n_rows == len(rows)
+    assert sparse.entry_base[1] == -1  # not listed
+    for f in features:
+        ref = numpy_hist(Xb, n_bins, g, h, eras, rows, n_eras, f)
+        nb = int(n_bins[f])
+        i0, base = sparse.bin_offsets[f], sparse.entry_base[f]
+        start = sparse.start[i0 : i0 + nb + 1].astype(np.int64) + base
+        got = {k: np.zeros((n_eras, nb)) for k in "ghn"}
+        col = Xb[rows, f]
+        for b in range(nb):
+            entries = slice(start[b], start[b + 1])
+            era = sparse.era[entries]
+            # the bin's rows, in the node's order
+            np.testing.assert_array_equal(era, eras[rows][col == b])
+            np.testing.assert_array_equal(sparse.g[entries], g[rows][col == b])
+            np.add.at(got["g"], (era, b), sparse.g[entries].astype(np.float64))
+            np.add.at(got["n"], (era, b), 1.0)
+            if not const_h:
+                np.add.at(got["h"], (era, b), sparse.h[entries].astype(np.float64))
+            assert sparse.pooled_n[i0 + b] == (col == b).sum()
+            assert sparse.pooled_g[i0 + b] == pytest.approx(ref["g"][:, b].sum())
+            if not const_h:
+                assert sparse.pooled_h[i0 + b] == pytest.approx(ref["h"][:, b].sum())
+        np.testing.assert_allclose(got["g"], ref["g"], atol=1e-9)
+        np.testing.assert_array_equal(got["n"], ref["n"])
+        if not const_h:
+            np.testing.assert_allclose(got["h"], ref["h"], atol=1e-9)
+    # its arrays serve the next one once given back
+    builder.recycle_sparse(sparse)
+    again = builder.compute_sparse(rows[: len(rows) // 2], features)
+    assert again is sparse and again.n_rows == len(rows) // 2
+
+
+def test_sparse_histograms_need_eras():
+    Xb, n_bins, g, h, _ = make_data(4)
+    builder = HistogramBuilder(
+        Xb, n_bins, histogram_layout(n_bins, 1), 1, None, g, h, 1
+    )
+    with pytest.raises(ValueError, match="n_eras"):
+        builder.compute_sparse(
+            np.arange(10, dtype=np.uint32), np.arange(4, dtype=np.uint32)
+        )

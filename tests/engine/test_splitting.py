@@ -2,9 +2,10 @@
 of the criteria (tests/reference.py).
 
 Each test builds histograms with the engine's ``HistogramBuilder`` (the
-larger child by subtraction, as the grower does), asks ``Splitter`` for the
-best split, and compares it with ``reference.best_split`` on the same rows:
-the feature, the bin (the set of left categories for a categorical feature),
+larger child by subtraction, as the grower does; or, with ``sparse``, both
+children as sparse histograms, their rows sorted by bin), asks ``Splitter``
+for the best split, and compares it with ``reference.best_split`` on the
+same rows: the feature, the bin (the set of left categories for a categorical feature),
 the missing-value direction and the criterion's value; then it splits the
 rows and checks the children the same way.
 """
@@ -99,9 +100,20 @@ class Case:
         n_threads=1,
         data=None,
         monotonic_cst=None,
+        sparse=False,
         **options,
     ):
         data = data or {}
+        # sparse histograms serve the per-era path only
+        self.sparse = (
+            sparse
+            and n_eras > 1
+            and bool(
+                split_type != "original"
+                or options.get("irf_penalty")
+                or options.get("min_samples_leaf_per_era")
+            )
+        )
         self.Xb, self.n_bins, g, h, self.eras, self.has_missing = make_node(
             seed, n_eras, **data
         )
@@ -149,6 +161,8 @@ class Case:
         self.rows = np.argsort(self.eras, kind="stable").astype(np.uint32)
 
     def hist(self, rows):
+        if self.sparse:
+            return self.builder.compute_sparse(rows, self.features)
         out = self.builder.empty()
         self.builder.compute_brute(rows, out, self.features)
         return out
@@ -223,7 +237,10 @@ class Case:
         if depth > 1:
             small, large = sorted((rows[left], rows[~left]), key=len)
             small_hist = self.hist(small)
-            self.builder.compute_subtraction(hist, small_hist, self.features)
+            if self.sparse:
+                hist = self.hist(large)
+            else:
+                self.builder.compute_subtraction(hist, small_hist, self.features)
             for sub, sub_hist in ((small, small_hist), (large, hist)):
                 if len(sub) >= 2:
                     n += self.check(depth - 1, sub, sub_hist)
@@ -246,17 +263,26 @@ def test_codes():
 @pytest.mark.parametrize("split_type", ["original", "era", "directional"])
 @pytest.mark.parametrize("alpha", ALPHAS)
 @pytest.mark.parametrize("seed", range(3))
-def test_numeric_nodes_match_reference(split_type, alpha, seed):
+@pytest.mark.parametrize("sparse", [False, True])
+def test_numeric_nodes_match_reference(split_type, alpha, seed, sparse):
     """Missing values (both scans), 30 bins (several chunks of candidates),
     eras of 3 to 40 rows, some absent from deeper nodes."""
-    assert Case(seed, 5 + 4 * seed, split_type, alpha).check(3) >= 3
+    assert Case(seed, 5 + 4 * seed, split_type, alpha, sparse=sparse).check(3) >= 3
 
 
 @pytest.mark.parametrize("split_type", ["original", "era", "directional"])
 @pytest.mark.parametrize("alpha", [-np.inf, 0.0, 2.0])
-def test_non_constant_hessians_and_l2(split_type, alpha):
+@pytest.mark.parametrize("sparse", [False, True])
+def test_non_constant_hessians_and_l2(split_type, alpha, sparse):
     case = Case(
-        7, 6, split_type, alpha, lam=1.5, min_samples_leaf=3, data={"const_h": False}
+        7,
+        6,
+        split_type,
+        alpha,
+        lam=1.5,
+        min_samples_leaf=3,
+        data={"const_h": False},
+        sparse=sparse,
     )
     assert case.check(3) >= 3
 
@@ -264,25 +290,36 @@ def test_non_constant_hessians_and_l2(split_type, alpha):
 @pytest.mark.parametrize("split_type", ["original", "era", "directional"])
 @pytest.mark.parametrize("alpha", [-np.inf, 0.0, np.inf])
 @pytest.mark.parametrize("seed", range(2))
-def test_categorical_nodes_match_reference(split_type, alpha, seed):
+@pytest.mark.parametrize("sparse", [False, True])
+def test_categorical_nodes_match_reference(split_type, alpha, seed, sparse):
     data = dict(CATEGORICAL, rows_per_era=(20, 60))
-    assert Case(seed, 5, split_type, alpha, data=data).check(3) >= 3
+    assert Case(seed, 5, split_type, alpha, data=data, sparse=sparse).check(3) >= 3
 
 
 @pytest.mark.parametrize("split_type", ["original", "era", "directional"])
 @pytest.mark.parametrize("categorical", [False, True])
 @pytest.mark.parametrize("penalty", [0.3, 3.0])
-def test_invariance_penalty_matches_reference(split_type, categorical, penalty):
+@pytest.mark.parametrize("sparse", [False, True])
+def test_invariance_penalty_matches_reference(split_type, categorical, penalty, sparse):
     data = dict(CATEGORICAL if categorical else {}, rows_per_era=(20, 60))
-    case = Case(3, 5, split_type, data=data, irf_penalty=penalty)
+    case = Case(3, 5, split_type, data=data, irf_penalty=penalty, sparse=sparse)
     assert case.check(3) >= 3
 
 
 @pytest.mark.parametrize("split_type", ["original", "era", "directional"])
 @pytest.mark.parametrize("categorical", [False, True])
-def test_min_rows_per_era_matches_reference(split_type, categorical):
+@pytest.mark.parametrize("sparse", [False, True])
+def test_min_rows_per_era_matches_reference(split_type, categorical, sparse):
     data = dict(CATEGORICAL if categorical else {}, rows_per_era=(15, 50))
-    case = Case(4, 4, split_type, -1.0, data=data, min_samples_leaf_per_era=3)
+    case = Case(
+        4,
+        4,
+        split_type,
+        -1.0,
+        data=data,
+        min_samples_leaf_per_era=3,
+        sparse=sparse,
+    )
     assert case.check(3) >= 2
 
 
@@ -305,8 +342,9 @@ def rate_spread_penalty(left, g, h, eras, lam, era_set=None):
 @pytest.mark.parametrize("split_type", ["original", "era", "directional"])
 @pytest.mark.parametrize("categorical", [False, True])
 @pytest.mark.parametrize("penalty", [0.002, 0.01])
+@pytest.mark.parametrize("sparse", [False, True])
 def test_rate_spread_penalty_matches_reference(
-    monkeypatch, split_type, categorical, penalty
+    monkeypatch, split_type, categorical, penalty, sparse
 ):
     """The forests' classification penalty (``penalty_kind=1``) on numeric and
     categorical features: the reference with its penalty term replaced by
@@ -315,7 +353,15 @@ def test_rate_spread_penalty_matches_reference(
     data = dict(
         CATEGORICAL if categorical else {}, classification=True, rows_per_era=(20, 60)
     )
-    case = Case(5, 4, split_type, data=data, irf_penalty=penalty, penalty_kind=1)
+    case = Case(
+        5,
+        4,
+        split_type,
+        data=data,
+        irf_penalty=penalty,
+        penalty_kind=1,
+        sparse=sparse,
+    )
     assert case.check(3) >= 3
 
 
@@ -384,6 +430,41 @@ def test_missing_or_short_buffers_are_refused():
             case.features,
             np.ones(len(case.features) + 1, dtype=np.uint8),
         )
+
+
+def test_bad_sparse_histograms_are_refused():
+    """A sparse histogram of another layout, without a scanned feature, on
+    the pooled path or given for the subtraction is a clear error."""
+    case = Case(0, 3, "era", sparse=True)
+    rows = case.rows
+    sparse = case.hist(rows)
+    assert case.split(rows, sparse).found
+    dense = case.builder.empty()
+    case.builder.compute_brute(rows, dense, case.features)
+    node = SplitNode(
+        len(rows), dense, 0.0, 1.0, 0.0, -np.inf, np.inf, np.ones(4, np.uint8)
+    )
+    other = SplitNode(
+        len(rows), sparse, 0.0, 1.0, 0.0, -np.inf, np.inf, np.ones(4, np.uint8)
+    )
+    with pytest.raises(ValueError, match="sparse histogram cannot be subtracted"):
+        case.splitter.find_node_splits([node, other], case.features, (1, dense))
+    partial = case.builder.compute_sparse(rows, case.features[:2])
+    with pytest.raises(ValueError, match="without feature 2"):
+        case.split(rows, partial)
+    sparse.bin_offsets = sparse.bin_offsets + 1
+    with pytest.raises(ValueError, match="another layout"):
+        case.split(rows, sparse)
+    sparse.bin_offsets = sparse.bin_offsets - 1
+    sparse.era[len(rows) + 1] = 3  # of 3 eras
+    with pytest.raises(ValueError, match="with era 3"):
+        case.split(rows, sparse)
+    sparse.start = sparse.start[:3]
+    with pytest.raises(ValueError, match="too short"):
+        case.split(rows, sparse)
+    pooled = Case(0, 3, "original")
+    with pytest.raises(ValueError, match="per-era path only"):
+        pooled.split(rows, case.builder.compute_sparse(rows, case.features))
 
 
 def _info_fields(info):

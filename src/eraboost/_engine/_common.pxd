@@ -25,6 +25,26 @@ cdef inline int rows_per_bin(int n_eras) noexcept nogil:
     return n_eras + 1 if n_eras > 1 else 1
 
 
+cdef inline double lane_sum(const double *x, int64_t m) noexcept nogil:
+    """x[0] + ... + x[m-1] in four interleaved partial sums (element i in
+    lane i mod 4, lanes combined as (l0 + l1) + (l2 + l3)): vectorised."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef int64_t i = 0
+    while i + 4 <= m:
+        s0 += x[i]
+        s1 += x[i + 1]
+        s2 += x[i + 2]
+        s3 += x[i + 3]
+        i += 4
+    if i < m:
+        s0 += x[i]
+    if i + 1 < m:
+        s1 += x[i + 1]
+    if i + 2 < m:
+        s2 += x[i + 2]
+    return (s0 + s1) + (s2 + s3)
+
+
 cdef extern from "_simd.h":
     pass
 

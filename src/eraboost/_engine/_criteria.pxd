@@ -169,6 +169,9 @@ cdef extern from *:
     int era_directions "eb_era_directions" (
         const double *qg, const double *qh, const double *qn, const double *tg,
         const double *th, const double *tn, double lam, int M) noexcept nogil
+    double era_gain "eb_era_gain" (
+        double GL, double HL, double nL, double GR, double HR, double nR,
+        double score_parent, double lam) noexcept nogil
     int era_direction "eb_era_direction" (
         double GL, double HL, double nL, double GR, double HR, double nR,
         double lam) noexcept nogil

@@ -32,8 +32,8 @@ from libc.string cimport memset
 import numpy as np
 
 from ._common cimport (block_t, hist_block, block_subtract, cell_bytes,
-                       rows_per_bin, G_t, BIN_t, uint8_t, uint32_t, int32_t, int64_t,
-                       ONE_THREAD_BELOW, CELLS_ONE_THREAD_BELOW)
+                       lane_sum, rows_per_bin, G_t, BIN_t, uint8_t, uint32_t,
+                       int32_t, int64_t, ONE_THREAD_BELOW, CELLS_ONE_THREAD_BELOW)
 
 cdef enum:
     # the eras' runs of a node are short when they average fewer rows
@@ -170,24 +170,27 @@ cdef inline void fill_rows4(double *g, double *h, uint32_t *c,
     fill_rows(g, h, c, 1, col, rows, NULL, grad, hess, i, hi, const_h, root)
 
 
-cdef inline double lane_sum(const double *x, int64_t m) noexcept nogil:
-    """x[0] + ... + x[m-1] in four interleaved partial sums (element i in
-    lane i mod 4, lanes combined as (l0 + l1) + (l2 + l3)): vectorised."""
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    cdef int64_t i = 0
-    while i + 4 <= m:
-        s0 += x[i]
-        s1 += x[i + 1]
-        s2 += x[i + 2]
-        s3 += x[i + 3]
-        i += 4
-    if i < m:
-        s0 += x[i]
-    if i + 1 < m:
-        s1 += x[i + 1]
-    if i + 2 < m:
-        s2 += x[i + 2]
-    return (s0 + s1) + (s2 + s3)
+class SparseHistogram:
+    """A node's per-era histograms as the lists of the rows of each bin
+    (``HistogramBuilder.compute_sparse``): for nodes with fewer rows than a
+    feature has per-era cells, the work follows the rows.
+
+    For feature ``f`` (built when ``entry_base[f] >= 0``) and its bin ``b``,
+    with ``i = bin_offsets[f] + b``: the rows of the bin are the entries
+    ``entry_base[f] + start[i] .. entry_base[f] + start[i + 1] - 1`` of
+    ``era``, ``g`` and ``h`` (each row's era, gradient and hessian as
+    float32, grouped by era as the node's rows), and ``pooled_g[i]``,
+    ``pooled_h[i]``, ``pooled_n[i]`` are the bin's sums over its rows (in
+    double). ``h`` and ``pooled_h`` have one unused entry when the
+    hessians are constant (the row counts serve). ``bins`` is scratch.
+    """
+    __slots__ = ("n_rows", "bin_offsets", "start", "pooled_g", "pooled_h",
+                 "pooled_n", "entry_base", "era", "g", "h", "bins")
+
+    @property
+    def nbytes(self):
+        """Bytes of the arrays of this histogram (``bin_offsets`` aside)."""
+        return sum(getattr(self, name).nbytes for name in self.__slots__[2:])
 
 
 cdef class HistogramBuilder:
@@ -230,6 +233,10 @@ cdef class HistogramBuilder:
     cdef public Py_ssize_t nbytes    # bytes of a histogram
     cdef object _runs          # (3, capacity) int64: era, start, stop of the runs
     cdef int n_features
+    # sparse histograms: feature f's bins at sparse_offsets[f] .. (n_bins + 1)
+    cdef const int64_t[::1] sparse_offsets
+    cdef object sparse_offsets_array
+    cdef list _sparse_free     # SparseHistograms given back, for reuse
 
     def __init__(self, X_binned, n_bins, offsets, int n_eras, era_codes,
                  gradients, hessians, int n_threads):
@@ -258,6 +265,11 @@ cdef class HistogramBuilder:
         self.size = self.offsets[self.n_features]
         self.nbytes = self.size * cell_bytes(self.hessians_are_constant)
         self._runs = np.zeros((3, n_eras + 1), dtype=np.int64)
+        sparse_offsets = np.zeros(self.n_features + 1, dtype=np.int64)
+        np.cumsum(np.asarray(n_bins, dtype=np.int64) + 1, out=sparse_offsets[1:])
+        self.sparse_offsets_array = sparse_offsets
+        self._sparse_free = []
+        self.sparse_offsets = sparse_offsets
 
     @property
     def constant_hessian(self):
@@ -293,6 +305,26 @@ cdef class HistogramBuilder:
         self.gradients = gradients
         self.hessians = hessians
 
+    cdef void _order_rows(self, const uint32_t[::1] sample_indices, bint root,
+                          int nt):
+        """The node's gradients, hessians and eras in row order, in one
+        parallel loop (each parallel region wakes the threads); nothing to
+        order for the root's rows without eras."""
+        cdef Py_ssize_t i, n = sample_indices.shape[0]
+        cdef bint use_eras = self.n_eras > 1
+        cdef bint const_h = self.hessians_are_constant
+        if root and not use_eras:
+            return
+        with nogil:
+            for i in prange(n, schedule='static', num_threads=nt):
+                if not root:
+                    self.ordered_gradients[i] = self.gradients[sample_indices[i]]
+                    if not const_h:
+                        self.ordered_hessians[i] = self.hessians[sample_indices[i]]
+                if use_eras:
+                    self.ordered_eras[i] = self.era_codes[
+                        i if root else sample_indices[i]]
+
     def compute_brute(self, const uint32_t[::1] sample_indices not None,
                       uint8_t[::1] out not None,
                       const uint32_t[::1] features,
@@ -302,7 +334,7 @@ cdef class HistogramBuilder:
         Only the features listed in ``features`` are computed. With ``root``
         the rows are taken as ``0 .. n-1`` in order (no gather).
         """
-        cdef Py_ssize_t n = sample_indices.shape[0], i
+        cdef Py_ssize_t n = sample_indices.shape[0]
         cdef int k, n_feat = features.shape[0], f
         cdef bint use_eras = self.n_eras > 1
         cdef const int64_t[::1] run_era, run_start, run_stop
@@ -318,18 +350,7 @@ cdef class HistogramBuilder:
         # costs more than the work (tens of microseconds with the passive
         # wait policy); the result does not depend on the thread count
         cdef int nt = self.n_threads if n * n_feat >= ONE_THREAD_BELOW else 1
-        # the node's gradients, hessians and eras in row order, in one
-        # parallel loop (each parallel region wakes the threads)
-        if not root or use_eras:
-            with nogil:
-                for i in prange(n, schedule='static', num_threads=nt):
-                    if not root:
-                        self.ordered_gradients[i] = self.gradients[sample_indices[i]]
-                        if not const_h:
-                            self.ordered_hessians[i] = self.hessians[sample_indices[i]]
-                    if use_eras:
-                        self.ordered_eras[i] = self.era_codes[
-                            i if root else sample_indices[i]]
+        self._order_rows(sample_indices, root, nt)
         if not root:
             grad = self.ordered_gradients
             if not const_h:
@@ -429,6 +450,136 @@ cdef class HistogramBuilder:
                 for e in range(R - 1):
                     cnt += blk.n[j + e]
                 blk.n[j + R - 1] = cnt
+
+    def compute_sparse(self, const uint32_t[::1] sample_indices not None,
+                       const uint32_t[::1] features not None, bint root=False):
+        """The per-era histograms of the rows ``sample_indices`` as lists of
+        their non-empty cells (:class:`SparseHistogram`), for the features
+        listed: the cost follows the rows, not the cells, for nodes with
+        fewer rows than a feature has per-era cells. With ``root`` the rows
+        are ``0 .. n-1`` in order."""
+        cdef Py_ssize_t n = sample_indices.shape[0]
+        cdef int k, n_feat = features.shape[0], f
+        cdef int p = self.n_features
+        cdef bint const_h = self.hessians_are_constant
+        cdef const G_t[::1] grad = self.gradients
+        cdef const G_t[::1] hess = self.hessians
+        cdef int nt = self.n_threads if n * n_feat >= ONE_THREAD_BELOW else 1
+        if self.n_eras < 2:
+            raise ValueError("sparse histograms keep eras apart: n_eras >= 2")
+        self._order_rows(sample_indices, root, nt)
+        if not root:
+            grad = self.ordered_gradients
+            if not const_h:
+                hess = self.ordered_hessians
+        cdef int64_t m = max(n * n_feat, 1)
+        hist = self._sparse_buffers(m)
+        hist.n_rows = n
+        hist.entry_base[:] = -1
+        cdef int64_t[::1] base = hist.entry_base
+        cdef uint32_t[::1] start = hist.start
+        cdef double[::1] pg = hist.pooled_g
+        cdef double[::1] ph = hist.pooled_h
+        cdef uint32_t[::1] pn = hist.pooled_n
+        cdef int32_t[::1] era = hist.era
+        cdef G_t[::1] eg = hist.g
+        cdef G_t[::1] eh = hist.h
+        cdef BIN_t[::1] bins = hist.bins
+        for k in range(n_feat):
+            f = features[k]
+            if not 0 <= f < p:
+                raise ValueError(f"no feature {f}")
+            base[f] = k * n
+        with nogil:
+            for k in prange(n_feat, schedule='dynamic', num_threads=nt):
+                f = features[k]
+                self._one_feature_sparse(
+                    f, sample_indices, grad, hess, const_h, root,
+                    &start[self.sparse_offsets[f]], &pg[self.sparse_offsets[f]],
+                    &ph[self.sparse_offsets[f]] if not const_h else NULL,
+                    &pn[self.sparse_offsets[f]], &era[k * n], &eg[k * n],
+                    &eh[k * n] if not const_h else NULL, &bins[k * n])
+        return hist
+
+    cdef void _one_feature_sparse(self, int f, const uint32_t[::1] rows,
+                                  const G_t[::1] grad, const G_t[::1] hess,
+                                  bint const_h, bint root, uint32_t *start,
+                                  double *pg, double *ph, uint32_t *pn,
+                                  int32_t *era, G_t *eg, G_t *eh,
+                                  BIN_t *bins) noexcept nogil:
+        """Feature f's rows sorted by bin (a counting sort: their order, by
+        era, kept within a bin), then the pooled sums of each bin from its
+        rows, in order. ``bins`` (n) holds the rows' bins, ``pn`` the write
+        position of each bin, then its count."""
+        cdef const BIN_t[::1] col = self.X_binned[:, f]
+        cdef unsigned int b, nb = self.n_bins[f]
+        cdef Py_ssize_t i, n = rows.shape[0]
+        cdef uint32_t acc = 0, j
+        cdef double sg, sh
+        for b in range(nb):
+            pn[b] = 0
+        for i in range(n):
+            b = col[i] if root else col[rows[i]]
+            bins[i] = <BIN_t>b
+            pn[b] += 1
+        for b in range(nb):
+            start[b] = acc
+            acc = acc + pn[b]
+            pn[b] = start[b]
+        start[nb] = acc
+        for i in range(n):
+            b = bins[i]
+            j = pn[b]
+            pn[b] = j + 1
+            era[j] = self.ordered_eras[i]
+            eg[j] = grad[i]
+            if not const_h:
+                eh[j] = hess[i]
+        for b in range(nb):
+            pn[b] = pn[b] - start[b]
+            sg = 0.0
+            sh = 0.0
+            for j in range(start[b], start[b + 1]):
+                sg += eg[j]
+                if not const_h:
+                    sh += eh[j]
+            pg[b] = sg
+            if not const_h:
+                ph[b] = sh
+
+    def _sparse_buffers(self, int64_t m):
+        """A :class:`SparseHistogram` whose arrays hold ``m`` rows at least:
+        one given back (:meth:`recycle_sparse`), else new. Reusing them
+        spares fresh pages (zeroed by the system) at every node."""
+        cdef int64_t cells = self.sparse_offsets[self.n_features]
+        cdef bint const_h = self.hessians_are_constant
+        for i, hist in enumerate(self._sparse_free):
+            if hist.era.shape[0] >= m:
+                del self._sparse_free[i]
+                return hist
+        hist = SparseHistogram()
+        hist.bin_offsets = self.sparse_offsets_array
+        hist.start = np.empty(cells, dtype=np.uint32)
+        hist.pooled_g = np.empty(cells, dtype=np.float64)
+        hist.pooled_h = np.empty(cells if not const_h else 1, dtype=np.float64)
+        hist.pooled_n = np.empty(cells, dtype=np.uint32)
+        hist.entry_base = np.empty(self.n_features, dtype=np.int64)
+        hist.era = np.empty(m, dtype=np.int32)
+        hist.g = np.empty(m, dtype=np.float32)
+        hist.h = np.empty(m if not const_h else 1, dtype=np.float32)
+        hist.bins = np.empty(m, dtype=np.uint8)
+        return hist
+
+    def recycle_sparse(self, hist):
+        """Give back a :class:`SparseHistogram` of this builder that is no
+        longer used: its arrays serve the next ones (at most 4 kept, the
+        largest)."""
+        if (isinstance(hist, SparseHistogram)
+                and hist.bin_offsets is self.sparse_offsets_array):
+            self._sparse_free.append(hist)
+            if len(self._sparse_free) > 4:
+                self._sparse_free.sort(key=lambda h: h.era.shape[0])
+                del self._sparse_free[0]
 
     def compute_subtraction(self, uint8_t[::1] parent not None,
                             const uint8_t[::1] sibling not None,

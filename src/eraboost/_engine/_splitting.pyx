@@ -44,15 +44,16 @@ from ._common import SPLIT_TYPES
 from libc.stdlib cimport malloc, free, calloc, qsort
 from libc.string cimport memcpy
 
-from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t,
+from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t, G_t,
                        uint8_t, uint32_t, int32_t, int64_t, in_bitset,
                        set_bitset, ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE,
                        RATE_SPREAD, ONE_THREAD_BELOW, ROWS_PER_THREAD,
-                       rows_per_bin)
-from ._criteria cimport (score, era_gains, era_directions, era_direction,
-                         boltzmann,
+                       lane_sum, rows_per_bin)
+from ._criteria cimport (score, era_gain, era_gains, era_directions,
+                         era_direction, boltzmann,
                          value_variance, rate_spread)
 from ._common import era_options_set
+from ._histogram import SparseHistogram
 
 cdef extern from "_simd.h":
     pass
@@ -180,6 +181,27 @@ cdef struct scan_t:
     uint8_t missing_left
     signed char mono
     bint ties_to_later   # labels decrease along the scan (right to left)
+    # a sparse histogram (``SparseHistogram``): the rows of bin b are the
+    # entries start[b] .. start[b + 1] - 1; blk holds the pooled sums
+    # (R = 1, pooled = 0)
+    bint sparse
+    const uint32_t *start
+    const int32_t *e_era
+    const G_t *e_g
+    const G_t *e_h
+
+
+cdef struct sparse_t:
+    # the arrays of a ``SparseHistogram``
+    const int64_t *bin_offsets
+    const int64_t *entry_base
+    const uint32_t *start
+    const double *pg
+    const double *ph
+    const uint32_t *pn
+    const int32_t *era
+    const G_t *g
+    const G_t *h
 
 
 cdef struct pooled_t:
@@ -208,6 +230,8 @@ cdef struct era_scratch_t:
     double *ln
     double *cr           # (E,) invariance penalty scratch
     signed char *ok
+    signed char *dirs    # (E,) directions of the eras (sparse scan)
+    int32_t *pos         # (E,) position of each era taking part (sparse scan)
 
 
 cdef struct era_view_t:
@@ -241,10 +265,12 @@ cdef bint scratch_alloc(feature_scratch_t *fs, unsigned int nb, int E,
     fs.cands = <pooled_t *> malloc(nb * sizeof(pooled_t))
     fs.cats = <cat_info_t *> malloc(nb * sizeof(cat_info_t))
     fs.seq = <unsigned int *> malloc(nb * sizeof(unsigned int))
-    era_scratch.ok = <signed char *> malloc(m + 1)
+    era_scratch.ok = <signed char *> malloc(2 * m + 1)
     era_scratch.pg = <double *> malloc((12 * m + 1) * sizeof(double))
+    era_scratch.pos = <int32_t *> malloc((m + 1) * sizeof(int32_t))
     if (fs.cands == NULL or fs.cats == NULL or fs.seq == NULL
-            or era_scratch.ok == NULL or era_scratch.pg == NULL):
+            or era_scratch.ok == NULL or era_scratch.pg == NULL
+            or era_scratch.pos == NULL):
         scratch_free(fs)
         return False
     era_scratch.ph = era_scratch.pg + m
@@ -258,6 +284,7 @@ cdef bint scratch_alloc(feature_scratch_t *fs, unsigned int nb, int E,
     era_scratch.ln = era_scratch.pg + 9 * m
     era_scratch.cr = era_scratch.pg + 10 * m
     era_scratch.gc = era_scratch.pg + 11 * m
+    era_scratch.dirs = era_scratch.ok + m
     return True
 
 
@@ -267,11 +294,14 @@ cdef void scratch_free(feature_scratch_t *fs) noexcept nogil:
     free(fs.seq)
     free(fs.era.ok)
     free(fs.era.pg)
+    free(fs.era.pos)
     fs.cands = NULL
     fs.cats = NULL
     fs.seq = NULL
     fs.era.ok = NULL
+    fs.era.dirs = NULL
     fs.era.pg = NULL
+    fs.era.pos = NULL
 
 
 cdef int cmp_cat_info(const void *a, const void *b) noexcept nogil:
@@ -415,6 +445,28 @@ cdef class SplitNode:
                 f"bounds=({self.lower_bound:.6g}, {self.upper_bound:.6g}))")
 
 
+cdef void _fill_sparse(sparse_t *sp, views) except *:
+    """The pointers of ``Splitter._sparse_views``'s views."""
+    cdef const int64_t[::1] bin_offsets = views[0]
+    cdef const int64_t[::1] entry_base = views[1]
+    cdef const uint32_t[::1] start = views[2]
+    cdef const double[::1] pg = views[3]
+    cdef const double[::1] ph = views[4]
+    cdef const uint32_t[::1] pn = views[5]
+    cdef const int32_t[::1] era = views[6]
+    cdef const G_t[::1] g = views[7]
+    cdef const G_t[::1] h = views[8]
+    sp.bin_offsets = &bin_offsets[0]
+    sp.entry_base = &entry_base[0]
+    sp.start = &start[0]
+    sp.pg = &pg[0]
+    sp.ph = &ph[0]
+    sp.pn = &pn[0]
+    sp.era = &era[0]
+    sp.g = &g[0]
+    sp.h = &h[0]
+
+
 @cython.final
 cdef class Splitter:
     """Finds the best split of a node from its per-era histograms.
@@ -472,7 +524,7 @@ cdef class Splitter:
     cdef double irf_penalty
     cdef unsigned int min_per_era
     cdef int penalty_kind
-    cdef bint per_era        # score from the per-era histograms
+    cdef readonly bint per_era  # score from the per-era histograms
     cdef unsigned int max_nb  # the most bins of a feature
     cdef const uint8_t[::1] is_categorical
     # per-thread work arrays, for features of up to max_nb bins and the
@@ -596,20 +648,26 @@ cdef class Splitter:
         for node in nodes:
             if node.histogram is None or node.sampled is None:
                 raise TypeError("a node's histogram and sampled flags are needed")
-            hist = node.histogram
             samp = node.sampled
-            if hist.shape[0] < need:
-                raise ValueError(f"histogram buffer of {hist.shape[0]} bytes, "
-                                 f"{need} needed")
             if samp.shape[0] != n_feat:
                 raise ValueError(f"{samp.shape[0]} sampled flags for "
                                  f"{n_feat} features")
-            views.append((hist, samp))
+            if isinstance(node.histogram, SparseHistogram):
+                views.append((None, samp, self._sparse_views(node, features)))
+                continue
+            hist = node.histogram
+            if hist.shape[0] < need:
+                raise ValueError(f"histogram buffer of {hist.shape[0]} bytes, "
+                                 f"{need} needed")
+            views.append((hist, samp, None))
         cdef uint8_t[::1] _writable
         if subtract is not None:
             sub_j = subtract[0]
             if not 0 <= sub_j < n_nodes:
                 raise ValueError(f"subtract: no node {sub_j}")
+            if views[sub_j][0] is None:
+                raise ValueError("subtract: a sparse histogram cannot be "
+                                 "subtracted from")
             _writable = (<SplitNode> nodes[sub_j]).histogram  # must be writable
             sibling = subtract[1]
             if sibling is None or sibling.shape[0] < need:
@@ -627,6 +685,9 @@ cdef class Splitter:
             n_alloc, sizeof(uint8_t *))
         cdef const uint8_t **samps = <const uint8_t **> calloc(
             n_alloc, sizeof(uint8_t *))
+        # the nodes' sparse histograms (is_sparse[j])
+        cdef sparse_t *sparses = <sparse_t *> calloc(n_alloc, sizeof(sparse_t))
+        cdef char *is_sparse = <char *> calloc(n_alloc, 1)
         cdef split_t *infos = <split_t *> calloc(max(n_tasks, 1), sizeof(split_t))
         cdef int32_t *present = <int32_t *> malloc(
             n_alloc * 2 * E * sizeof(int32_t))
@@ -637,11 +698,16 @@ cdef class Splitter:
         try:
             if (node_sums == NULL or hists == NULL or samps == NULL
                     or infos == NULL or present == NULL or is_present == NULL
-                    or tot == NULL):
+                    or tot == NULL or sparses == NULL or is_sparse == NULL):
                 raise MemoryError()
             for j in range(n_nodes):
-                hist, samp = views[j]
-                hists[j] = &hist[0]
+                dense, samp, sparse_views = views[j]
+                if dense is None:
+                    is_sparse[j] = 1
+                    _fill_sparse(&sparses[j], sparse_views)
+                else:
+                    hist = dense
+                    hists[j] = &hist[0]
                 samps[j] = &samp[0]
                 node = nodes[j]
                 node_sums[j].n_samples = node.n_samples
@@ -656,7 +722,9 @@ cdef class Splitter:
                         # the first feature first: the node's totals
                         block_subtract(<uint8_t *> hists[j], sib,
                                        &self.offsets[0], features[0], self.const_h)
-                    self._node_totals(hists[j], features, E, &node_sums[j],
+                    self._node_totals(hists[j],
+                                      &sparses[j] if is_sparse[j] else NULL,
+                                      features, E, &node_sums[j],
                                       present + 2 * E * j, is_present + E * j,
                                       tot + 4 * E * j)
                 nt = (self.n_threads
@@ -674,7 +742,9 @@ cdef class Splitter:
                     infos[t].sc.found = 0
                     infos[t].feature = features[k]
                     if samps[j][k]:
-                        self._scan_feature(features[k], hists[j], &node_sums[j],
+                        self._scan_feature(features[k], hists[j],
+                                           &sparses[j] if is_sparse[j] else NULL,
+                                           &node_sums[j],
                                            &self.scratch[threadid()], &infos[t])
             out = []
             for j in range(n_nodes):
@@ -689,12 +759,68 @@ cdef class Splitter:
             free(node_sums)
             free(hists)
             free(samps)
+            free(sparses)
+            free(is_sparse)
             free(infos)
             free(present)
             free(is_present)
             free(tot)
 
-    cdef void _node_totals(self, const uint8_t *hist,
+    cdef object _sparse_views(self, SplitNode node, const uint32_t[::1] features):
+        """Typed views of the arrays of a node's ``SparseHistogram``, checked
+        against this splitter's bins and the features to scan."""
+        hist = node.histogram
+        if not self.per_era:
+            raise ValueError("sparse histograms serve the per-era path only")
+        cdef const int64_t[::1] bin_offsets = hist.bin_offsets
+        cdef const int64_t[::1] entry_base = hist.entry_base
+        cdef Py_ssize_t p = self.n_bins.shape[0], m, i, f, j
+        cdef int64_t n_rows = hist.n_rows
+        cdef int64_t cells, width
+        if (bin_offsets.shape[0] != p + 1 or entry_base.shape[0] != p
+                or bin_offsets[0] != 0):
+            raise ValueError("sparse histogram of another layout")
+        for i in range(p):
+            # the block's bins and one: the missing-value bin may be left
+            # out without missing values (engine.build_engine)
+            width = bin_offsets[i + 1] - bin_offsets[i]
+            if not (self.n_bins[i] + self.has_missing[i] <= width
+                    <= self.n_bins[i] + 1):
+                raise ValueError("sparse histogram of another layout")
+        cells = bin_offsets[p]
+        arrays = (hist.start, hist.pooled_g, hist.pooled_h, hist.pooled_n,
+                  hist.era, hist.g, hist.h)
+        cdef const uint32_t[::1] start = arrays[0]
+        cdef const double[::1] pg = arrays[1]
+        cdef const double[::1] ph = arrays[2]
+        cdef const uint32_t[::1] pn = arrays[3]
+        cdef const int32_t[::1] era = arrays[4]
+        cdef const G_t[::1] g = arrays[5]
+        cdef const G_t[::1] h = arrays[6]
+        cdef uint32_t b
+        m = era.shape[0]
+        if (start.shape[0] < cells or pg.shape[0] < cells or pn.shape[0] < cells
+                or (not self.const_h and ph.shape[0] < cells)
+                or g.shape[0] < m or (not self.const_h and h.shape[0] < m)):
+            raise ValueError("sparse histogram arrays too short")
+        for i in range(features.shape[0]):
+            f = features[i]
+            if entry_base[f] < 0 or entry_base[f] + n_rows > m:
+                raise ValueError(f"sparse histogram without feature {f}")
+            # the bins' rows in order, within the feature's n_rows entries
+            if start[bin_offsets[f]] != 0:
+                raise ValueError("sparse histogram of another layout")
+            for b in range(bin_offsets[f], bin_offsets[f + 1] - 1):
+                if start[b + 1] < start[b]:
+                    raise ValueError("sparse histogram of another layout")
+            if start[bin_offsets[f + 1] - 1] > n_rows:
+                raise ValueError("sparse histogram of another layout")
+            for j in range(entry_base[f], entry_base[f] + n_rows):
+                if not 0 <= era[j] < self.n_eras:
+                    raise ValueError(f"sparse histogram with era {era[j]}")
+        return (bin_offsets, entry_base, start, pg, ph, pn, era, g, h)
+
+    cdef void _node_totals(self, const uint8_t *hist, const sparse_t *sp,
                            const uint32_t[::1] features, int E,
                            node_sums_t *node, int32_t *present,
                            signed char *is_present,
@@ -711,21 +837,33 @@ cdef class Splitter:
         # an era with fewer rows in the node cannot be split there
         cdef double splittable = 2.0 * max(1, self.min_per_era)
         cdef block_t blk
-        cdef int64_t cell, R = rows_per_bin(self.n_eras)
+        cdef int64_t cell, R = rows_per_bin(self.n_eras), base, i0
         cdef unsigned int b, block_bins
+        cdef uint32_t j
         if self.per_era and features.shape[0] > 0:
             f0 = features[0]
             # the block's bins: no missing-value bin without missing values
             # (engine.build_engine)
             block_bins = self.n_bins[f0] - 1 + self.has_missing[f0]
-            blk = hist_block(hist, &self.offsets[0], f0, self.const_h)
-            for b in range(block_bins):
-                for e in range(E):
-                    cell = b * R + e
-                    tot[e] += blk.g[cell]
-                    tot[E + e] += (<double>blk.n[cell] if self.const_h
-                                   else blk.h[cell])
-                    tot[2 * E + e] += blk.n[cell]
+            if sp != NULL:
+                # the non-empty cells of the first feature, bin by bin
+                base = sp.entry_base[f0]
+                i0 = sp.bin_offsets[f0]
+                for b in range(block_bins):
+                    for j in range(sp.start[i0 + b], sp.start[i0 + b + 1]):
+                        e = sp.era[base + j]
+                        tot[e] += sp.g[base + j]
+                        tot[E + e] += 1.0 if self.const_h else sp.h[base + j]
+                        tot[2 * E + e] += 1.0
+            else:
+                blk = hist_block(hist, &self.offsets[0], f0, self.const_h)
+                for b in range(block_bins):
+                    for e in range(E):
+                        cell = b * R + e
+                        tot[e] += blk.g[cell]
+                        tot[E + e] += (<double>blk.n[cell] if self.const_h
+                                       else blk.h[cell])
+                        tot[2 * E + e] += blk.n[cell]
             for e in range(E):
                 tot[3 * E + e] = score(tot[e], tot[E + e], self.lam)
                 if tot[2 * E + e] >= splittable:
@@ -790,15 +928,17 @@ cdef class Splitter:
                              info.criterion)
         return info
 
-    cdef void _scan_feature(self, int f, const uint8_t *hist,
+    cdef void _scan_feature(self, int f, const uint8_t *hist, const sparse_t *sp,
                             const node_sums_t *node, feature_scratch_t *fs,
                             split_t *out) noexcept nogil:
         """The best split of feature f: both numeric scans, or the two
-        categorical ones."""
+        categorical ones. From the dense histogram ``hist``, or the sparse
+        one ``sp`` when not NULL."""
         cdef unsigned int nb = self.n_bins[f]
         cdef unsigned int n_bins_non_missing = nb - 1
         cdef bint miss = self.has_missing[f]
         cdef int i
+        cdef int64_t i0, base
         cdef split_t best_rl
         cdef scan_t s
         out.sc.found = 0
@@ -809,11 +949,27 @@ cdef class Splitter:
             return
         s.feature = f
         s.nb = nb
-        s.blk = hist_block(hist, &self.offsets[0], f, self.const_h)
-        # the block's pooled cells (see _histogram.pyx)
-        s.R = rows_per_bin(self.n_eras)
-        s.pooled = s.R - 1
         s.seq = fs.seq
+        s.sparse = sp != NULL
+        if s.sparse:
+            # the pooled sums of the bins, one cell each, and the lists of
+            # their per-era cells
+            i0 = sp.bin_offsets[f]
+            base = sp.entry_base[f]
+            s.blk.g = sp.pg + i0
+            s.blk.h = sp.ph + i0 if not self.const_h else NULL
+            s.blk.n = sp.pn + i0
+            s.R = 1
+            s.pooled = 0
+            s.start = sp.start + i0
+            s.e_era = sp.era + base
+            s.e_g = sp.g + base
+            s.e_h = sp.h + base if not self.const_h else NULL
+        else:
+            s.blk = hist_block(hist, &self.offsets[0], f, self.const_h)
+            # the block's pooled cells (see _histogram.pyx)
+            s.R = rows_per_bin(self.n_eras)
+            s.pooled = s.R - 1
         if self.is_categorical[f]:
             self._scan_categorical(&s, fs, node, miss, out)
         else:
@@ -983,7 +1139,10 @@ cdef class Splitter:
                     keep(best, s, &p, &sc)
                     changed = True
         if K > 0:
-            changed = self._score_per_era(s, fs, node, K, best)
+            if s.sparse:
+                changed = self._score_per_era_sparse(s, fs, node, K, best)
+            else:
+                changed = self._score_per_era(s, fs, node, K, best)
         return changed
 
     cdef bint _score_per_era(self, const scan_t *s, feature_scratch_t *fs,
@@ -1066,6 +1225,90 @@ cdef class Splitter:
             t = pn
             pn = qn
             qn = t
+        return changed
+
+    cdef bint _score_per_era_sparse(self, const scan_t *s, feature_scratch_t *fs,
+                                    const node_sums_t *node, int K,
+                                    split_t *best) noexcept nogil:
+        """:meth:`_score_per_era` from a sparse histogram: as each bin joins
+        the scanned side, its rows update their eras' sums,
+        gains and directions (the sum of the directions of the eras taking
+        part by the differences); then each candidate is scored as on the
+        dense path, its gain sum summed anew over the eras taking part
+        (``lane_sum``), so that a partition has the same sum from either
+        scan. The gains follow the cells, not ``E`` per candidate; the sum
+        rounds differently from the dense path's sum over all eras."""
+        cdef era_scratch_t *era_scratch = &fs.era
+        cdef const pooled_t *cands = fs.cands
+        cdef int E = node.E, k, step = 0, e, d, dsum = 0
+        cdef bint const_h = self.const_h, changed = False, scored
+        cdef bint directional = self.split_type == DIRECTIONAL
+        cdef uint32_t j, end
+        cdef unsigned int b
+        cdef int M = node.M, i
+        cdef double gain
+        cdef double *gc = era_scratch.gc
+        cdef int32_t *pos = era_scratch.pos
+        cdef double *qg = era_scratch.qg
+        cdef double *qh = era_scratch.qh
+        cdef double *qn = era_scratch.qn
+        cdef double *gains = era_scratch.gains
+        cdef signed char *dirs = era_scratch.dirs
+        cdef era_view_t era_sums
+        cdef score_t sc
+        if const_h:
+            qh = qn
+        for e in range(E):
+            qg[e] = 0.0
+            qn[e] = 0.0
+            qh[e] = 0.0
+            gains[e] = 0.0
+            dirs[e] = 0
+        # the gains of the eras taking part, in their order
+        for i in range(M):
+            pos[node.present[i]] = i
+            gc[i] = 0.0
+        for k in range(K):
+            while step <= cands[k].step:
+                b = s.seq[step]
+                end = s.start[b + 1]
+                for j in range(s.start[b], end):
+                    e = s.e_era[j]
+                    qg[e] += s.e_g[j]
+                    qn[e] += 1.0
+                    if not const_h:
+                        qh[e] += s.e_h[j]
+                    # the era's gain once its rows of the bin (consecutive)
+                    # are in
+                    if node.is_present[e] and (j + 1 == end
+                                               or s.e_era[j + 1] != e):
+                        gain = era_gain(qg[e], qh[e], qn[e], node.tg[e] - qg[e],
+                                        node.th[e] - qh[e], node.tn[e] - qn[e],
+                                        node.ts[e], self.lam)
+                        gains[e] = gain
+                        gc[pos[e]] = gain
+                        if directional:
+                            d = era_direction(qg[e], qh[e], qn[e],
+                                              node.tg[e] - qg[e],
+                                              node.th[e] - qh[e],
+                                              node.tn[e] - qn[e], self.lam)
+                            dsum += d - dirs[e]
+                            dirs[e] = <signed char>d
+                step = step + 1
+            scored = (not directional or not best.sc.found
+                      or abs(dsum) >= best.sc.direction_count)
+            if scored:
+                era_sums.qg = qg
+                era_sums.qh = qh
+                era_sums.qn = qn
+                era_sums.gsum = lane_sum(gc, M)
+                era_sums.dsum = dsum if s.scanned_is_left else -dsum
+                sc = self._score(s, &cands[k], node, &era_sums, era_scratch)
+                if better(&sc, &best.sc, self.split_type) or (
+                        s.ties_to_later and sc.found
+                        and not better(&best.sc, &sc, self.split_type)):
+                    keep(best, s, &cands[k], &sc)
+                    changed = True
         return changed
 
     cdef inline int _directions(self, const double *qg, const double *qh,

@@ -15,7 +15,17 @@ from time import perf_counter
 import numpy as np
 
 from ._common import BITSET_DTYPE, MIN_HESSIAN_TO_SPLIT, NODE_DTYPE
+from ._histogram import SparseHistogram
 from ._splitting import SplitNode, split_indices, split_indices_categorical
+
+# On the per-era path, a node with fewer rows than this many times the
+# per-era cells of a feature's histogram (on average) gets a sparse
+# histogram, its rows sorted by bin (``SparseHistogram``): its cost then
+# follows its rows, where a dense histogram costs all its cells (zeroing,
+# pooled sums, subtraction and a scan of every era at every candidate).
+# Sorting a row costs several cells' work: measured best between 0.2 and
+# 0.5 on 64 and 256 eras of 255 bins (docs/performance.md).
+SPARSE_ROWS_PER_CELL = 0.25
 
 
 class TreeNode:
@@ -164,6 +174,10 @@ class TreeGrower:
         self.total_find_split_time = 0.0
         self.total_compute_hist_time = 0.0
         self.total_apply_split_time = 0.0
+        self.sparse_below = 0  # rows; 0: dense histograms only
+        if splitter.per_era and builder.n_eras > 1 and self.n_features:
+            cells = builder.size / self.n_features
+            self.sparse_below = int(SPARSE_ROWS_PER_CELL * cells)
         self._initialize_root()
 
     @classmethod
@@ -239,12 +253,18 @@ class TreeGrower:
             else node.allowed_features
         )
 
-    def _build(self, node, root=False):
+    def _build(self, node, root=False, dense=False):
+        """The node's histograms from its rows: sparse for a node of fewer
+        rows than ``sparse_below`` unless ``dense``."""
         tic = perf_counter()
-        buf = self.pool.get()
-        self.builder.compute_brute(node.sample_indices, buf, self._features(node), root)
+        features = self._features(node)
+        if not dense and node.n_samples < self.sparse_below:
+            hist = self.builder.compute_sparse(node.sample_indices, features, root)
+        else:
+            hist = self.pool.get()
+            self.builder.compute_brute(node.sample_indices, hist, features, root)
         self.total_compute_hist_time += perf_counter() - tic
-        return buf
+        return hist
 
     def _initialize_root(self):
         if self.interaction_cst is not None:
@@ -273,19 +293,27 @@ class TreeGrower:
         n_rows = self.builder.n_eras
         # (eras, bins) arrays; the block has no missing-value bin when the
         # feature has no missing values (engine.build_engine)
-        block = self.builder.block(root.histograms, f)
         has_missing = self.has_missing_values[f]
+        if isinstance(root.histograms, SparseHistogram):
+            # the pooled sums of the bins
+            start = root.histograms.bin_offsets[f]
+            g = root.histograms.pooled_g[start : start + nb]
+            h = root.histograms.pooled_h[start : start + nb]
+        else:
+            block = self.builder.block(root.histograms, f)
+            g = block["g"][:n_rows].sum(axis=0)
+            h = block["h"][:n_rows].sum(axis=0) if block["h"] is not None else None
         full = np.zeros(self.max_bins + 1)
-        full[: nb - 1] = block["g"][:n_rows, : nb - 1].sum(axis=0)
+        full[: nb - 1] = g[: nb - 1]
         if has_missing:
-            full[self.max_bins] = block["g"][:n_rows, nb - 1].sum()
+            full[self.max_bins] = g[nb - 1]
         root.sum_gradients = full.sum()
         if self.builder.hessians_are_constant:
             root.sum_hessians = self.builder.constant_hessian * n
         else:
-            full[: nb - 1] = block["h"][:n_rows, : nb - 1].sum(axis=0)
+            full[: nb - 1] = h[: nb - 1]
             if has_missing:
-                full[self.max_bins] = block["h"][:n_rows, nb - 1].sum()
+                full[self.max_bins] = h[nb - 1]
             root.sum_hessians = full.sum()
         if (
             n < 2 * self.min_samples_leaf
@@ -335,6 +363,9 @@ class TreeGrower:
             subtract,
         )
         for node, info in zip(nodes, infos):
+            if isinstance(node.histograms, SparseHistogram):
+                # a sparse node's children are built from their rows
+                self._release(node)
             node.split_info = info
             if not info.found:
                 self._finalize_leaf(node)
@@ -473,14 +504,20 @@ class TreeGrower:
             small, large = (
                 (left, right) if left.n_samples < right.n_samples else (right, left)
             )
-            small.histograms = self._build(small)
-            large.histograms, node.histograms = node.histograms, None
             to_scan = [child for child in (left, right) if not child.is_leaf]
-            # the larger child's histogram is its parent's minus the smaller
-            # child's, subtracted feature by feature in the scan's loop (a
-            # larger child that is a leaf needs none)
             subtract = None
-            if not large.is_leaf:
+            if large.is_leaf or large.n_samples < self.sparse_below:
+                # the children to split from their rows: sparse below
+                # sparse_below rows, as the children of a sparse node (no
+                # subtraction), and no histogram for a leaf
+                for child in to_scan:
+                    child.histograms = self._build(child)
+            else:
+                # the larger child's histogram is its parent's minus the
+                # smaller child's, subtracted feature by feature in the
+                # scan's loop
+                small.histograms = self._build(small, dense=True)
+                large.histograms, node.histograms = node.histograms, None
                 subtract = (to_scan.index(large), small.histograms)
             tic = perf_counter()
             self._compute_best_splits_and_push(to_scan, subtract)
@@ -492,7 +529,10 @@ class TreeGrower:
         return left, right
 
     def _release(self, node):
-        self.pool.release(node.histograms)
+        if isinstance(node.histograms, SparseHistogram):
+            self.builder.recycle_sparse(node.histograms)
+        else:
+            self.pool.release(node.histograms)
         node.histograms = None
 
     def _compute_interactions(self, node):

@@ -920,8 +920,7 @@ def main(argv=None):
         return _interrupted()
     previous = _sigint_raises()
     previous_hook = sys.unraisablehook
-    if previous is not None:
-        sys.unraisablehook = _quiet_interrupt_hook(previous_hook)
+    sys.unraisablehook = _quiet_interrupt_hook(previous_hook)
     try:
         return _run(args)
     except KeyboardInterrupt:
