@@ -484,12 +484,13 @@ def table(records, quick):
     return "\n".join(lines)
 
 
-# issue 17: era criteria against eraboost's own original, by eras
+# issues 17 and 30: era criteria against eraboost's own original, by eras
 ERA_TIME_TARGETS = {
     "int8": {256: 1.25, 1024: 1.5},
     "int8-small": {256: 1.25, 1024: 1.5},
+    "float-eras": {64: 2.0},
+    "small-float": {20: 2.0},
 }
-ERA_TIME_TARGETS["float-eras"] = {64: 2.5}
 
 
 def check_targets(case, label, m, vs_sk, vs_orig, vs_peer, mem_sk, mem_orig=None):
