@@ -918,9 +918,9 @@ def main(argv=None):
         args = build_parser().parse_args(_join_negative_values(argv))
     except KeyboardInterrupt:
         return _interrupted()
-    previous = _sigint_raises()
     previous_hook = sys.unraisablehook
     sys.unraisablehook = _quiet_interrupt_hook(previous_hook)
+    previous = _sigint_raises()
     try:
         return _run(args)
     except KeyboardInterrupt:
