@@ -328,6 +328,15 @@ cdef inline bint better(const score_t *a, const score_t *b,
     return a.gain > b.gain
 
 
+cdef inline bint takes_over(const score_t *sc, const score_t *best,
+                            bint ties_to_later, int split_type) noexcept nogil:
+    """Whether a candidate scored ``sc`` becomes the best of a per-era scan:
+    strictly better, or tied in a scan whose labels decrease (the later,
+    lower label wins the tie)."""
+    return better(sc, best, split_type) or (
+        ties_to_later and sc.found and not better(best, sc, split_type))
+
+
 cdef inline void keep(split_t *best, const scan_t *s, const pooled_t *p,
                       const score_t *sc) noexcept nogil:
     """Make candidate ``p`` of scan ``s``, scored ``sc``, the best."""
@@ -443,28 +452,6 @@ cdef class SplitNode:
                 f"sum_gradients={self.sum_gradients:.6g}, "
                 f"sum_hessians={self.sum_hessians:.6g}, value={self.value:.6g}, "
                 f"bounds=({self.lower_bound:.6g}, {self.upper_bound:.6g}))")
-
-
-cdef void _fill_sparse(sparse_t *sp, views) except *:
-    """The pointers of ``Splitter._sparse_views``'s views."""
-    cdef const int64_t[::1] bin_offsets = views[0]
-    cdef const int64_t[::1] entry_base = views[1]
-    cdef const uint32_t[::1] start = views[2]
-    cdef const double[::1] pg = views[3]
-    cdef const double[::1] ph = views[4]
-    cdef const uint32_t[::1] pn = views[5]
-    cdef const int32_t[::1] era = views[6]
-    cdef const G_t[::1] g = views[7]
-    cdef const G_t[::1] h = views[8]
-    sp.bin_offsets = &bin_offsets[0]
-    sp.entry_base = &entry_base[0]
-    sp.start = &start[0]
-    sp.pg = &pg[0]
-    sp.ph = &ph[0]
-    sp.pn = &pn[0]
-    sp.era = &era[0]
-    sp.g = &g[0]
-    sp.h = &h[0]
 
 
 @cython.final
@@ -653,7 +640,8 @@ cdef class Splitter:
                 raise ValueError(f"{samp.shape[0]} sampled flags for "
                                  f"{n_feat} features")
             if isinstance(node.histogram, SparseHistogram):
-                views.append((None, samp, self._sparse_views(node, features)))
+                # checked and read once the work arrays are allocated
+                views.append((None, samp, node.histogram))
                 continue
             hist = node.histogram
             if hist.shape[0] < need:
@@ -701,10 +689,10 @@ cdef class Splitter:
                     or tot == NULL or sparses == NULL or is_sparse == NULL):
                 raise MemoryError()
             for j in range(n_nodes):
-                dense, samp, sparse_views = views[j]
+                dense, samp, sparse_hist = views[j]
                 if dense is None:
                     is_sparse[j] = 1
-                    _fill_sparse(&sparses[j], sparse_views)
+                    self._read_sparse(sparse_hist, features, &sparses[j])
                 else:
                     hist = dense
                     hists[j] = &hist[0]
@@ -766,10 +754,11 @@ cdef class Splitter:
             free(is_present)
             free(tot)
 
-    cdef object _sparse_views(self, SplitNode node, const uint32_t[::1] features):
-        """Typed views of the arrays of a node's ``SparseHistogram``, checked
-        against this splitter's bins and the features to scan."""
-        hist = node.histogram
+    cdef int _read_sparse(self, hist, const uint32_t[::1] features,
+                          sparse_t *sp) except -1:
+        """The arrays of a node's ``SparseHistogram`` into ``sp``, checked
+        against this splitter's bins and eras and the features to scan
+        (the histogram, held by its node, keeps them alive)."""
         if not self.per_era:
             raise ValueError("sparse histograms serve the per-era path only")
         cdef const int64_t[::1] bin_offsets = hist.bin_offsets
@@ -818,7 +807,16 @@ cdef class Splitter:
             for j in range(entry_base[f], entry_base[f] + n_rows):
                 if not 0 <= era[j] < self.n_eras:
                     raise ValueError(f"sparse histogram with era {era[j]}")
-        return (bin_offsets, entry_base, start, pg, ph, pn, era, g, h)
+        sp.bin_offsets = &bin_offsets[0]
+        sp.entry_base = &entry_base[0]
+        sp.start = &start[0]
+        sp.pg = &pg[0]
+        sp.ph = &ph[0]
+        sp.pn = &pn[0]
+        sp.era = &era[0]
+        sp.g = &g[0]
+        sp.h = &h[0]
+        return 0
 
     cdef void _node_totals(self, const uint8_t *hist, const sparse_t *sp,
                            const uint32_t[::1] features, int E,
@@ -1205,14 +1203,12 @@ cdef class Splitter:
                 era_sums.qg = qg
                 era_sums.qh = qh
                 era_sums.qn = qn
-                era_gains(qg, qh, qn, node.tg, node.th, node.tn, node.ts, self.lam, E,
-                          era_scratch.gains, &era_sums.gsum)
+                era_gains(qg, qh, qn, node.tg, node.th, node.tn, node.ts,
+                          self.lam, E, era_scratch.gains, &era_sums.gsum)
                 if not s.scanned_is_left:
                     era_sums.dsum = -era_sums.dsum
                 sc = self._score(s, &cands[k], node, &era_sums, era_scratch)
-                if better(&sc, &best.sc, self.split_type) or (
-                        s.ties_to_later and sc.found
-                        and not better(&best.sc, &sc, self.split_type)):
+                if takes_over(&sc, &best.sc, s.ties_to_later, self.split_type):
                     keep(best, s, &cands[k], &sc)
                     changed = True
             # this candidate's sums are the next one's start
@@ -1240,24 +1236,23 @@ cdef class Splitter:
         rounds differently from the dense path's sum over all eras."""
         cdef era_scratch_t *era_scratch = &fs.era
         cdef const pooled_t *cands = fs.cands
-        cdef int E = node.E, k, step = 0, e, d, dsum = 0
+        cdef int E = node.E, M = node.M, k, step = 0, e, d, dsum = 0, i
         cdef bint const_h = self.const_h, changed = False, scored
         cdef bint directional = self.split_type == DIRECTIONAL
         cdef uint32_t j, end
         cdef unsigned int b
-        cdef int M = node.M, i
         cdef double gain
-        cdef double *gc = era_scratch.gc
-        cdef int32_t *pos = era_scratch.pos
+        # the scanned side's per-era sums, the eras' gains (by era, and of
+        # the eras taking part in their order) and directions
         cdef double *qg = era_scratch.qg
-        cdef double *qh = era_scratch.qh
+        cdef double *qh = era_scratch.qh if not const_h else era_scratch.qn
         cdef double *qn = era_scratch.qn
         cdef double *gains = era_scratch.gains
+        cdef double *gc = era_scratch.gc
+        cdef int32_t *pos = era_scratch.pos
         cdef signed char *dirs = era_scratch.dirs
         cdef era_view_t era_sums
         cdef score_t sc
-        if const_h:
-            qh = qn
         for e in range(E):
             qg[e] = 0.0
             qn[e] = 0.0
@@ -1304,9 +1299,7 @@ cdef class Splitter:
                 era_sums.gsum = lane_sum(gc, M)
                 era_sums.dsum = dsum if s.scanned_is_left else -dsum
                 sc = self._score(s, &cands[k], node, &era_sums, era_scratch)
-                if better(&sc, &best.sc, self.split_type) or (
-                        s.ties_to_later and sc.found
-                        and not better(&best.sc, &sc, self.split_type)):
+                if takes_over(&sc, &best.sc, s.ties_to_later, self.split_type):
                     keep(best, s, &cands[k], &sc)
                     changed = True
         return changed
