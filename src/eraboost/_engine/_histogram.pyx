@@ -187,11 +187,6 @@ class SparseHistogram:
     __slots__ = ("n_rows", "bin_offsets", "start", "pooled_g", "pooled_h",
                  "pooled_n", "entry_base", "era", "g", "h", "bins")
 
-    @property
-    def nbytes(self):
-        """Bytes of the arrays of this histogram (``bin_offsets`` aside)."""
-        return sum(getattr(self, name).nbytes for name in self.__slots__[2:])
-
 
 cdef class HistogramBuilder:
     """Builds per-era histograms of the gradients for the nodes of one tree.
@@ -453,11 +448,11 @@ cdef class HistogramBuilder:
 
     def compute_sparse(self, const uint32_t[::1] sample_indices not None,
                        const uint32_t[::1] features not None, bint root=False):
-        """The per-era histograms of the rows ``sample_indices`` as lists of
-        their non-empty cells (:class:`SparseHistogram`), for the features
-        listed: the cost follows the rows, not the cells, for nodes with
-        fewer rows than a feature has per-era cells. With ``root`` the rows
-        are ``0 .. n-1`` in order."""
+        """The per-era histograms of the rows ``sample_indices`` as each
+        bin's rows (:class:`SparseHistogram`), for the features listed: the
+        cost follows the rows, not the cells, for nodes with fewer rows than
+        a feature has per-era cells. With ``root`` the rows are ``0 .. n-1``
+        in order."""
         cdef Py_ssize_t n = sample_indices.shape[0]
         cdef int k, n_feat = features.shape[0], f
         cdef int p = self.n_features

@@ -844,7 +844,7 @@ cdef class Splitter:
             # (engine.build_engine)
             block_bins = self.n_bins[f0] - 1 + self.has_missing[f0]
             if sp != NULL:
-                # the non-empty cells of the first feature, bin by bin
+                # the rows of the first feature, bin by bin
                 base = sp.entry_base[f0]
                 i0 = sp.bin_offsets[f0]
                 for b in range(block_bins):
