@@ -1278,3 +1278,57 @@ def test_ctrl_c_in_a_callback_python_cannot_raise_from(monkeypatch, capsys):
     assert capsys.readouterr().err == INTERRUPTED + "\n"
     assert reported == []
     assert sys.unraisablehook == reported.append
+
+
+def test_ctrl_c_printed_by_compiled_code(monkeypatch, capsys):
+    """A Ctrl-C inside the import of a compiled extension printed a
+    ``KeyboardInterrupt`` traceback before the one line (seen on CI, Python
+    3.11, Ctrl-C 0.1 s into ``eraboost demo``): numpy's ``import_array()``
+    prints the error it caught with ``PyErr_Print`` (that is,
+    ``sys.excepthook``) and raises an ImportError of its own. The command
+    ends as interrupted with the one line only, and the excepthook is
+    restored."""
+    import ctypes
+
+    from eraboost.cli import _commands as cli
+
+    monkeypatch.setattr(cli, "_SIGINT_SEEN", [])
+    printed = []  # what PyErr_Print would write as a traceback
+
+    def command(args):
+        # compiled code that catches the error and prints it, as
+        # import_array() does; returns -1 with no error set
+        status = ctypes.pythonapi.PyRun_SimpleString(
+            b"import signal; signal.raise_signal(signal.SIGINT)"
+        )
+        assert status == -1
+        return 0
+
+    monkeypatch.setattr(cli, "cmd_demo", command)
+    hook = lambda *exc_info: printed.append(exc_info)  # noqa: E731
+    monkeypatch.setattr(sys, "excepthook", hook)
+    assert cli.main(["demo"]) == 130
+    assert capsys.readouterr().err == INTERRUPTED + "\n"
+    assert printed == []
+    assert sys.excepthook is hook
+
+
+def test_keyboard_interrupt_printed_without_a_signal_still_interrupts(
+    monkeypatch, capsys
+):
+    """A KeyboardInterrupt that compiled code prints with ``PyErr_Print``
+    without any Ctrl-C (raised by code) is not lost in silence: the command
+    ends as interrupted."""
+    import ctypes
+
+    from eraboost.cli import _commands as cli
+
+    monkeypatch.setattr(cli, "_SIGINT_SEEN", [])
+
+    def command(args):
+        ctypes.pythonapi.PyRun_SimpleString(b"raise KeyboardInterrupt")
+        return 0
+
+    monkeypatch.setattr(cli, "cmd_demo", command)
+    assert cli.main(["demo"]) == 130
+    assert capsys.readouterr().err == INTERRUPTED + "\n"

@@ -835,19 +835,42 @@ def _restore_sigint(previous):
         signal.signal(signal.SIGINT, previous)
 
 
-def _quiet_interrupt_hook(previous_hook):
-    """A ``sys.unraisablehook`` that drops a KeyboardInterrupt raised where
-    Python cannot propagate it (a weakref callback of the import system,
-    a ``__del__``), which would print ``Exception ignored in ...``: the
-    handler has recorded the Ctrl-C in ``_SIGINT_SEEN``, and the command
-    ends as interrupted. Anything else goes to ``previous_hook``."""
+def _quiet_interrupt_hooks():
+    """Install hooks that keep a KeyboardInterrupt Python or compiled code
+    cannot propagate from being printed; returns a function that restores
+    the previous hooks.
 
-    def hook(unraisable):
+    Such an interrupt is either unraisable (a weakref callback of the import
+    system, a ``__del__``: ``sys.unraisablehook`` prints ``Exception ignored
+    in ...``) or caught and printed by compiled code (numpy's
+    ``import_array()`` prints it with ``PyErr_Print``, which calls
+    ``sys.excepthook``, and raises an ImportError of its own). The hooks
+    record it in ``_SIGINT_SEEN`` instead, so that the command ends as
+    interrupted with the one line; anything else goes to the previous
+    hooks."""
+    previous_unraisable = sys.unraisablehook
+    previous_except = sys.excepthook
+
+    def unraisable_hook(unraisable):
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _SIGINT_SEEN.append(signal.SIGINT)
             return
-        previous_hook(unraisable)
+        previous_unraisable(unraisable)
 
-    return hook
+    def except_hook(exc_type, exc_value, exc_traceback):
+        if isinstance(exc_value, KeyboardInterrupt):
+            _SIGINT_SEEN.append(signal.SIGINT)
+            return
+        previous_except(exc_type, exc_value, exc_traceback)
+
+    sys.unraisablehook = unraisable_hook
+    sys.excepthook = except_hook
+
+    def restore():
+        sys.unraisablehook = previous_unraisable
+        sys.excepthook = previous_except
+
+    return restore
 
 
 def _interrupted():
@@ -918,8 +941,7 @@ def main(argv=None):
         args = build_parser().parse_args(_join_negative_values(argv))
     except KeyboardInterrupt:
         return _interrupted()
-    previous_hook = sys.unraisablehook
-    sys.unraisablehook = _quiet_interrupt_hook(previous_hook)
+    restore_hooks = _quiet_interrupt_hooks()
     previous = _sigint_raises()
     try:
         return _run(args)
@@ -930,4 +952,4 @@ def main(argv=None):
         return _interrupted()
     finally:
         _restore_sigint(previous)
-        sys.unraisablehook = previous_hook
+        restore_hooks()
