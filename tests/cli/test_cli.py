@@ -1332,3 +1332,40 @@ def test_keyboard_interrupt_printed_without_a_signal_still_interrupts(
     monkeypatch.setattr(cli, "cmd_demo", command)
     assert cli.main(["demo"]) == 130
     assert capsys.readouterr().err == INTERRUPTED + "\n"
+
+
+def test_libraries_load_before_ctrl_c_raises(monkeypatch):
+    """A command's libraries are imported while the entry point's handler
+    still ends the process at once on Ctrl-C (a KeyboardInterrupt raised
+    inside an import is printed by code outside eraboost: numpy's
+    ``import_array()``; scipy 1.10 printed ``Error in generated code:`` and
+    a function's source, seen 0.49 s into ``eraboost demo``)."""
+    from eraboost.cli import _commands as cli
+
+    handlers = []
+    monkeypatch.setattr(
+        cli, "_load_libraries", lambda func: handlers.append(signal.getsignal(2))
+    )
+    monkeypatch.setattr(cli, "cmd_demo", lambda args: 0)
+    assert cli.main(["demo"]) == 0
+    assert len(handlers) == 1 and handlers[0] is not cli._raise_interrupt
+
+
+@pytest.mark.parametrize(
+    "command, modules",
+    [
+        ("cmd_demo", ["numpy", "sklearn", "scipy", "eraboost.demo"]),
+        ("cmd_train", ["pyarrow.parquet", "eraboost.persistence"]),
+        ("cmd_report", ["pyarrow.csv", "eraboost.metrics", "matplotlib.pyplot"]),
+    ],
+)
+def test_load_libraries_imports_what_the_command_uses(command, modules):
+    code = (
+        "import sys; from eraboost.cli import _commands as c; "
+        f"c._load_libraries(c.{command}); "
+        f"print([m for m in {modules!r} if m not in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"

@@ -873,6 +873,36 @@ def _quiet_interrupt_hooks():
     return restore
 
 
+def _load_libraries(func):
+    """Import the libraries the command ``func`` uses, before a Ctrl-C
+    raises KeyboardInterrupt (see :func:`main`).
+
+    Under the entry point a Ctrl-C then still ends the process at once, with
+    the one line: an import has nothing to clean up, and code outside
+    eraboost prints an interrupt it catches there (numpy's
+    ``import_array()`` prints a traceback, scipy's generated functions print
+    their source). A missing optional library is left for the command to
+    report."""
+    import importlib
+    from contextlib import suppress
+
+    tables = ("pyarrow", "pyarrow.csv", "pyarrow.parquet", "pyarrow.compute")
+    modules = {
+        cmd_train: (*tables, "eraboost.persistence"),
+        cmd_predict: (*tables, "eraboost.persistence"),
+        cmd_report: (*tables, "eraboost.persistence", "eraboost.metrics"),
+        cmd_demo: ("eraboost.demo",),
+    }.get(func, ())
+    for name in ("numpy", "eraboost.gradient_boosting", *modules):
+        with suppress(ImportError):
+            importlib.import_module(name)
+    if func is cmd_report:
+        from .report import _pyplot
+
+        with suppress(ValueError):  # no matplotlib
+            _pyplot()
+
+
 def _interrupted():
     print(INTERRUPTED, file=sys.stderr)
     return 130
@@ -923,9 +953,9 @@ def main(argv=None):
     A Ctrl-C while the command runs ends it with the line
     ``eraboost: interrupted`` and status 130 (its partly written files
     removed); during training the first Ctrl-C stops after the current
-    iteration instead. Before and after the command, the entry point
-    (:func:`eraboost.__main__.main`) exits at once with the same line and
-    status.
+    iteration instead. Before and after the command, and while the
+    libraries it uses load, the entry point (:func:`eraboost.__main__.main`)
+    exits at once with the same line and status.
 
     Parameters
     ----------
@@ -939,6 +969,7 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(_join_negative_values(argv))
+        _load_libraries(args.func)
     except KeyboardInterrupt:
         return _interrupted()
     restore_hooks = _quiet_interrupt_hooks()
