@@ -403,10 +403,8 @@ cdef class HistogramBuilder:
         cdef double sh[4 * LANE_BINS]
         cdef uint32_t sn[4 * LANE_BINS]
         cdef unsigned int b1, b2, b3
+        cdef bint lanes_clear = False
         memset(blk.g, 0, cells * cell_bytes(const_h))
-        memset(sg, 0, sizeof(sg))
-        memset(sh, 0, sizeof(sh))
-        memset(sn, 0, sizeof(sn))
         if R > 1 and rows.shape[0] < SHORT_RUNS * n_runs:
             # short runs: one loop over the rows, each with its era
             fill_rows(blk.g, blk.h, blk.n, R, col, rows, &self.ordered_eras[0],
@@ -420,6 +418,14 @@ cdef class HistogramBuilder:
                 fill_rows(blk.g + e, blk.h + e if not const_h else NULL, blk.n + e,
                           R, col, rows, NULL, grad, hess, lo, hi, const_h, root)
                 continue
+            if not lanes_clear:
+                # the lanes' first nb bins, once: the flush below clears them
+                for j in range(4):
+                    memset(sg + j * LANE_BINS, 0, nb * sizeof(double))
+                    memset(sn + j * LANE_BINS, 0, nb * sizeof(uint32_t))
+                    if not const_h:
+                        memset(sh + j * LANE_BINS, 0, nb * sizeof(double))
+                lanes_clear = True
             fill_rows4(sg, sh, sn, col, rows, grad, hess, lo, hi, const_h, root)
             for b in range(nb):
                 b1 = b + LANE_BINS
