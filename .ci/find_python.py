@@ -3,7 +3,7 @@
 Usage: python3 .ci/find_python.py newest|oldest
 
 Looks at pyenv's versions and at python3.X on PATH; "supported" is
-requires-python's lower bound (3.11: scikit-learn 1.9 needs it).
+requires-python's lower bound (3.10).
 """
 
 import glob
@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 
-LOWEST = (3, 11)
+LOWEST = (3, 10)
 
 
 def candidates():

@@ -57,3 +57,19 @@ def test_block_runs(page, number, source, tmp_path):
     assert proc.returncode == 0, (
         f"{page}, Python block {number} failed:\n{proc.stderr[-3000:]}"
     )
+
+
+def test_supported_pythons_agree():
+    """requires-python, the classifiers, the README and the oldest Python CI
+    tests name one range of versions."""
+    project = (ROOT / "pyproject.toml").read_text()
+    lowest = re.search(r'requires-python = ">=3\.(\d+)"', project).group(1)
+    minors = sorted(
+        int(m)
+        for m in re.findall(r'"Programming Language :: Python :: 3\.(\d+)"', project)
+    )
+    assert minors == list(range(int(lowest), minors[-1] + 1))
+    readme = (ROOT / "README.md").read_text()
+    assert f"Python 3.{lowest} to 3.{minors[-1]} on Linux" in readme
+    ci = (ROOT / ".ci" / "find_python.py").read_text()
+    assert f"LOWEST = (3, {lowest})" in ci

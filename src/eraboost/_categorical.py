@@ -1,13 +1,13 @@
 """Categorical features: which columns, and their ordinal encoding.
 
-The rules are scikit-learn 1.9's: ``categorical_features`` is a boolean
-mask, integer indices, feature names, ``"from_dtype"`` (the pandas/polars
-Categorical and Enum columns) or None. Categorical columns are ordinal-encoded
-by a fitted ``OrdinalEncoder`` (categories sorted, codes ``0 .. k - 1``;
-missing and unknown values become NaN) and placed first, before the numeric
-columns, as scikit-learn does, so that the engine sees the same matrix and
-grows the same trees. Constraints given per user column are remapped to
-that internal order.
+The rules are the installed scikit-learn's (1.7 to 1.9):
+``categorical_features`` is a boolean mask, integer indices, feature names,
+``"from_dtype"`` (the Categorical and Enum columns of a dataframe) or None.
+Categorical columns are ordinal-encoded by a fitted ``OrdinalEncoder``
+(categories sorted, codes ``0 .. k - 1``; missing and unknown values become
+NaN) and placed first, before the numeric columns, as scikit-learn does, so
+that the engine sees the same matrix and grows the same trees. Constraints
+given per user column are remapped to that internal order.
 """
 
 from functools import partial
@@ -16,12 +16,24 @@ import numpy as np
 from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import FunctionTransformer, OrdinalEncoder
 from sklearn.utils._missing import is_scalar_nan
-from sklearn.utils.validation import _check_categorical_features, check_array
+from sklearn.utils.validation import check_array
+
+try:  # scikit-learn 1.9 and newer
+    from sklearn.utils.validation import _check_categorical_features
+except ImportError:  # scikit-learn 1.7 and 1.8: a method of the estimators
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    def _check_categorical_features(X, categorical_features):
+        estimator = HistGradientBoostingRegressor(
+            categorical_features=categorical_features
+        )
+        return estimator._check_categorical_features(X)
 
 
 def check_categorical_features(X, categorical_features):
     """Boolean mask (n_features,) of the categorical columns of X, or None
-    when there are none. Raises scikit-learn's errors for bad specifications."""
+    when there are none. Raises the installed scikit-learn's errors for bad
+    specifications, and finds the categorical dtypes as it does."""
     if categorical_features is not None and not hasattr(X, "shape"):
         X = check_array(X, dtype=None, ensure_all_finite=False)
     return _check_categorical_features(X, categorical_features)

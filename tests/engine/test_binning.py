@@ -12,14 +12,26 @@ from sklearn.ensemble._hist_gradient_boosting.binning import (
     _BinMapper as SkBinMapper,
 )
 
-from eraboost._engine.binning import BinMapper
+from eraboost._engine.binning import (
+    WEIGHTED_BINNING,
+    BinMapper,
+    find_binning_thresholds,
+)
+
+
+def fit_sklearn_mapper(mapper, X, sample_weight=None):
+    """Fit scikit-learn's ``_BinMapper`` with the weights it takes: before
+    1.8 it bins without them, and so does eraboost there."""
+    if WEIGHTED_BINNING:
+        return mapper.fit(X, sample_weight=sample_weight)
+    return mapper.fit(X)
 
 
 def assert_same_binning(X, max_bins=255, sample_weight=None, **kw):
     ours = BinMapper(max_bins=max_bins, random_state=0, **kw)
     ref = SkBinMapper(n_bins=max_bins + 1, random_state=0, **kw)
     got = ours.fit_transform(X, sample_weight)
-    want = ref.fit_transform(X, sample_weight=sample_weight)
+    want = fit_sklearn_mapper(ref, X, sample_weight).transform(X)
     # scikit-learn's missing-value bin is always bin max_bins; eraboost's is
     # each feature's own last bin (histograms sized to the real bin count)
     is_missing = got == ours.missing_bin_[None, :]
@@ -58,6 +70,36 @@ def test_subsampled_and_weighted_bins_equal_sklearn():
     assert_same_binning(X, 64)
     Xs = X[:5000]
     assert_same_binning(Xs, 32, sample_weight=rng.uniform(0.1, 5, size=5000))
+
+
+def test_scikit_learn_1_7_rules():
+    # scikit-learn 1.7 (the newest on Python 3.10) bins with midpoint
+    # percentiles, keeps duplicated thresholds, ignores sample weights and
+    # draws its subsample without replacement; eraboost follows it there
+    rng = np.random.RandomState(3)
+    col = np.round(rng.exponential(size=5000), 2)  # > 255 distinct values, ties
+    col[::11] = np.nan
+    percentiles = np.linspace(0, 100, 256)[1:-1]
+    got = find_binning_thresholds(col, 255, weighted=False)
+    want = np.percentile(np.sort(col[~np.isnan(col)]), percentiles, method="midpoint")
+    np.testing.assert_array_equal(got, want)
+    assert np.unique(got).size < got.size  # duplicates kept
+    newer = find_binning_thresholds(col, 255, weighted=True)
+    np.testing.assert_array_equal(newer, np.unique(newer))  # removed by 1.8's rules
+
+    X = col.reshape(-1, 1)
+    sw = rng.uniform(0.1, 5, size=col.size)
+    with_weights = BinMapper(weighted=False, random_state=0).fit(X, sw)
+    np.testing.assert_array_equal(with_weights.bin_thresholds_[0], want)
+    assert with_weights.n_bins_non_missing_[0] == 255
+
+    big = rng.normal(size=(250_000, 1))
+    mapper = BinMapper(max_bins=64, weighted=False, random_state=0).fit(big)
+    subset = np.random.RandomState(0).choice(big.shape[0], 200_000, replace=False)
+    want = np.percentile(
+        np.sort(big[subset, 0]), np.linspace(0, 100, 65)[1:-1], method="midpoint"
+    )
+    np.testing.assert_array_equal(mapper.bin_thresholds_[0], want)
 
 
 def test_values_outside_the_fitted_range():

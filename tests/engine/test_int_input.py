@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
+from test_binning import fit_sklearn_mapper
 
 from eraboost import HistGradientBoostingRegressor
 from eraboost._engine import _memory, binning
@@ -62,8 +63,8 @@ def test_int_binning_equals_sklearn_weighted(dtype, max_bins):
     sw = np.random.RandomState(2).uniform(0, 2, size=X.shape[0])
     sw[::7] = 0.0  # zero-weight rows do not count as values
     ours = BinMapper(max_bins=max_bins, random_state=0).fit(X, sw)
-    theirs = _BinMapper(n_bins=max_bins + 1, random_state=0).fit(
-        X.astype(np.float64), sample_weight=sw
+    theirs = fit_sklearn_mapper(
+        _BinMapper(n_bins=max_bins + 1, random_state=0), X.astype(np.float64), sw
     )
     assert_same_bins(ours, theirs, X)
 

@@ -2,8 +2,16 @@
 
 Thresholds are those of scikit-learn (midpoints of distinct values when there
 are few, quantiles otherwise), so that eraboost and scikit-learn grow the same
-trees. Unlike scikit-learn, each feature's missing-value bin is its own last
-bin (``n_bins_non_missing_[f]``), so histograms can be sized to each feature's
+trees. The rules are those of the installed scikit-learn release
+(:data:`WEIGHTED_BINNING`): from 1.8 on, the subsample is drawn with
+replacement in proportion to the sample weights, and the quantiles are
+averaged inverted-CDF percentiles, weighted when the weights were not spent
+on the subsample; up to 1.7, the subsample is drawn without replacement,
+sample weights play no part, and the quantiles are midpoint percentiles
+(duplicates kept).
+
+Unlike scikit-learn, each feature's missing-value bin is its own last bin
+(``n_bins_non_missing_[f]``), so histograms can be sized to each feature's
 real number of bins.
 
 Integer input of 8 or 16 bits (int8, uint8, int16, uint16) is never
@@ -22,7 +30,9 @@ code c is bin c, as in scikit-learn; the missing-value bin is k.
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import sklearn
 from sklearn.utils import check_random_state
+from sklearn.utils.fixes import parse_version
 from sklearn.utils.stats import _weighted_percentile
 
 from ._binning import (
@@ -36,6 +46,11 @@ from ._openmp import effective_n_threads
 
 ALMOST_INF = 1e300
 
+#: The installed scikit-learn bins with sample weights (1.8 and newer); see
+#: the module's docstring. eraboost follows the installed release, so that a
+#: fit without eras grows the trees of that release's estimators.
+WEIGHTED_BINNING = parse_version(sklearn.__version__).release >= (1, 8)
+
 #: Integer dtypes binned through lookup tables, without a float64 copy.
 INT_DTYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16))
 
@@ -48,11 +63,19 @@ def is_small_int(X):
     return getattr(X, "dtype", None) in INT_DTYPES
 
 
-def find_binning_thresholds(col, max_bins, sample_weight=None):
+def find_binning_thresholds(col, max_bins, sample_weight=None, weighted=None):
     """Increasing thresholds of one feature; NaN values are ignored.
 
     Value x falls in bin k iff thresholds[k - 1] < x <= thresholds[k].
+    ``weighted`` picks the rules (default :data:`WEIGHTED_BINNING`): True,
+    scikit-learn 1.8's; False, 1.7's, where ``sample_weight`` must be None.
     """
+    if weighted is None:
+        weighted = WEIGHTED_BINNING
+    if not weighted:
+        if sample_weight is not None:
+            raise ValueError("scikit-learn 1.7's binning takes no sample weights")
+        return _thresholds_1_7(col, max_bins)
     col = np.asarray(col, dtype=np.float64)
     keep = ~np.isnan(col)
     if sample_weight is not None:
@@ -86,7 +109,23 @@ def find_binning_thresholds(col, max_bins, sample_weight=None):
     return np.ascontiguousarray(thresholds, dtype=np.float64)
 
 
-def find_int_thresholds(col, max_bins, sample_weight=None):
+def _thresholds_1_7(col, max_bins):
+    """scikit-learn 1.7's thresholds: midpoints of the distinct values when
+    there are at most ``max_bins``, else midpoint percentiles, duplicates
+    kept."""
+    col = np.asarray(col, dtype=np.float64)
+    col = np.sort(col[~np.isnan(col)])
+    distinct = col[np.r_[True, col[1:] != col[:-1]]] if col.size else col
+    if distinct.size <= max_bins:
+        thresholds = (distinct[:-1] + distinct[1:]) * 0.5
+    else:
+        percentiles = np.linspace(0, 100, num=max_bins + 1)[1:-1]
+        thresholds = np.percentile(col, percentiles, method="midpoint")
+    np.clip(thresholds, a_min=None, a_max=ALMOST_INF, out=thresholds)
+    return np.ascontiguousarray(thresholds, dtype=np.float64)
+
+
+def find_int_thresholds(col, max_bins, sample_weight=None, weighted=None):
     """Thresholds of an integer feature, without converting it to float64.
 
     Equal to ``find_binning_thresholds(col.astype(np.float64), ...)``: when
@@ -114,7 +153,7 @@ def find_int_thresholds(col, max_bins, sample_weight=None):
         return np.zeros(0, dtype=np.float64), lo, hi
     if distinct.size <= max_bins:
         return (distinct[:-1] + distinct[1:]) / 2.0, lo, hi
-    thresholds = find_binning_thresholds(full_col, max_bins, full_sw)
+    thresholds = find_binning_thresholds(full_col, max_bins, full_sw, weighted)
     return thresholds, lo, hi
 
 
@@ -126,8 +165,9 @@ class BinMapper:
     max_bins : int
         Maximum number of bins for non-missing values (2 to 255).
     subsample : int or None
-        Rows drawn (with replacement, weighted by ``sample_weight``) to find
-        the quantiles when there are more.
+        Rows drawn to find the quantiles when there are more: with
+        replacement, in proportion to ``sample_weight``, under scikit-learn
+        1.8's rules; without replacement under 1.7's.
     random_state : int
     n_threads : int or None
     is_categorical : ndarray of bool (n_features,) or None
@@ -135,6 +175,10 @@ class BinMapper:
     known_categories : list of (ndarray or None), or None
         For each categorical feature, its categories ``0 .. k - 1`` as
         floats (``k <= max_bins``); None for the numeric features.
+    weighted : bool or None
+        The binning rules: True, scikit-learn 1.8's (sample weights count);
+        False, 1.7's (they are ignored); None, the installed release's
+        (:data:`WEIGHTED_BINNING`).
 
     Attributes
     ----------
@@ -157,6 +201,7 @@ class BinMapper:
         n_threads=None,
         is_categorical=None,
         known_categories=None,
+        weighted=None,
     ):
         self.max_bins = max_bins
         self.subsample = subsample
@@ -164,6 +209,7 @@ class BinMapper:
         self.n_threads = n_threads
         self.is_categorical = is_categorical
         self.known_categories = known_categories
+        self.weighted = weighted
 
     def _categorical_mask(self, n_features):
         if self.is_categorical is None:
@@ -186,18 +232,26 @@ class BinMapper:
         if not 2 <= self.max_bins <= 255:
             raise ValueError(f"max_bins={self.max_bins} must be in [2, 255].")
         rng = check_random_state(self.random_state)
+        weighted = WEIGHTED_BINNING if self.weighted is None else self.weighted
+        if not weighted:
+            sample_weight = None
         subset = None
         if self.subsample is not None and X.shape[0] > self.subsample:
-            p = None
-            if sample_weight is not None:
-                p = sample_weight / np.sum(sample_weight)
-            subset = rng.choice(X.shape[0], self.subsample, p=p, replace=True)
+            if weighted:
+                p = None
+                if sample_weight is not None:
+                    p = sample_weight / np.sum(sample_weight)
+                subset = rng.choice(X.shape[0], self.subsample, p=p, replace=True)
+            else:
+                subset = rng.choice(X.shape[0], self.subsample, replace=False)
             sample_weight = None
         self.is_integer_ = is_small_int(X)
         find = (
             find_int_thresholds
             if self.is_integer_
-            else (lambda col, mb, sw: (find_binning_thresholds(col, mb, sw), 0, -1))
+            else (
+                lambda col, mb, sw, w: (find_binning_thresholds(col, mb, sw, w), 0, -1)
+            )
         )
         n_threads = self.n_threads or effective_n_threads()
         found = []
@@ -208,7 +262,7 @@ class BinMapper:
                     block = block.take(subset, axis=0)
                 found += pool.map(
                     lambda j, block=block: find(
-                        block[:, j], self.max_bins, sample_weight
+                        block[:, j], self.max_bins, sample_weight, weighted
                     ),
                     range(block.shape[1]),
                 )
