@@ -9,10 +9,14 @@ Usage::
 
     python benchmarks/wait_policy.py --repeats 3
     python benchmarks/wait_policy.py --quick --repeats 1
+
+    # one size and criterion, more repeats
+    python benchmarks/wait_policy.py --only "200k.*era" --repeats 7
 """
 
 import argparse
 import os
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -34,10 +38,17 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="smaller data, 20 trees")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument(
+        "--only",
+        default=None,
+        help='regular expression on "DATA SPLIT_TYPE" (e.g. "200k.*era")',
+    )
     args = ap.parse_args(argv)
     rows = []
     for name, data in SIZES:
         for split_type in ("original", "era"):
+            if args.only and not re.search(args.only, f"{name} {split_type}"):
+                continue
             spec = dict(
                 data,
                 lib="eraboost",

@@ -24,10 +24,32 @@ except ImportError:  # scikit-learn 1.7 and 1.8: a method of the estimators
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     def _check_categorical_features(X, categorical_features):
+        if isinstance(categorical_features, str) and categorical_features == (
+            "from_dtype"
+        ):
+            mask = _polars_categorical_mask(X)
+            if mask is not None:
+                categorical_features = mask
         estimator = HistGradientBoostingRegressor(
             categorical_features=categorical_features
         )
         return estimator._check_categorical_features(X)
+
+
+def _polars_categorical_mask(X):
+    """The Categorical and Enum columns of a polars DataFrame that has no
+    dataframe interchange protocol (polars 2), where scikit-learn 1.7 and 1.8
+    look for them; None for anything else."""
+    if hasattr(X, "__dataframe__") or not type(X).__module__.startswith("polars"):
+        return None
+    schema = getattr(X, "schema", None)
+    if schema is None:
+        return None
+
+    def kind(dtype):
+        return (dtype if isinstance(dtype, type) else type(dtype)).__name__
+
+    return np.array([kind(d) in ("Categorical", "Enum") for d in schema.values()])
 
 
 def check_categorical_features(X, categorical_features):
