@@ -102,6 +102,31 @@ def test_scikit_learn_1_7_rules():
     np.testing.assert_array_equal(mapper.bin_thresholds_[0], want)
 
 
+def test_float_bins_of_any_memory_layout():
+    # the bins are the number of thresholds strictly below each value, for
+    # C and Fortran arrays, views with negative or odd strides, row counts
+    # that are not a multiple of the blocks, NaN values and features with
+    # one or no threshold
+    rng = np.random.RandomState(5)
+    X = rng.normal(size=(1203, 6))
+    X[:, 4] = 1.0  # constant: no threshold
+    X[:, 5] = np.where(rng.rand(1203) < 0.5, 0.0, 2.0)  # one threshold
+    X[rng.rand(*X.shape) < 0.05] = np.nan
+    mapper = BinMapper(max_bins=40, random_state=0).fit(X)
+
+    def reference(A):
+        out = np.empty(A.shape, dtype=np.uint8)
+        for f, t in enumerate(mapper.bin_thresholds_):
+            out[:, f] = np.searchsorted(t, A[:, f], side="left")
+            out[np.isnan(A[:, f]), f] = mapper.missing_bin_[f]
+        return out
+
+    wide = np.zeros((1203, 13))
+    wide[:, ::2][:, :6] = X
+    for A in (X, np.asfortranarray(X), X[::-1], X[::-3], wide[:, ::2][:, :6], X[:5]):
+        np.testing.assert_array_equal(mapper.transform(A), reference(A))
+
+
 def test_values_outside_the_fitted_range():
     rng = np.random.RandomState(2)
     X = rng.normal(size=(1000, 1))

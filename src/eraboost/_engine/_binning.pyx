@@ -1,6 +1,7 @@
 """Mapping of raw feature values to bins.
 
-Float input goes through a binary search of each feature's thresholds.
+Float input goes through a binary search of each feature's thresholds,
+eight values at a time in lockstep and without branches (``bin_lanes``).
 Small-integer input (8 or 16 bits) goes through a lookup table per feature,
 ``lut[v - lo[f]]`` for ``lo[f] <= v <= hi[f]``, built once from the
 thresholds; values below ``lo[f]`` go to bin 0 and values above ``hi[f]`` to
@@ -21,37 +22,119 @@ ctypedef fused small_int_t:
     uint16_t
 
 
+# rows of a block: its values of every feature stay in cache while each
+# feature's thresholds are searched, and its bins are written contiguously
+cdef enum:
+    BLOCK_ROWS = 512
+
+
+cdef enum:
+    LANES = 8
+
+
+cdef inline int search_steps(int m) noexcept nogil:
+    """The most steps the binary search of ``bin_lanes`` takes over m
+    thresholds (each step leaves at most ceil((size - 1) / 2) of them)."""
+    cdef int steps = 0
+    while m > 0:
+        m = m - 1 - ((m - 1) >> 1)
+        steps += 1
+    return steps
+
+
+cdef void bin_lanes(const double *x, Py_ssize_t stride, int k,
+                    const double *t, int m, int steps, BIN_t missing,
+                    BIN_t *out) noexcept nogil:
+    """out[j] = number of thresholds t[0 .. m-1] strictly below x[j * stride],
+    ``missing`` for NaN, for j < k <= LANES.
+
+    scikit-learn's binary search (its midpoint, so that the bins are the same
+    even when a threshold is NaN), run on k values in lockstep: their
+    searches are independent chains of loads and compares, and integer
+    arithmetic replaces the unpredictable branches (a third of the time of
+    one search after another). A lane whose search has ended (lo == hi)
+    keeps its bounds."""
+    cdef double v[LANES]
+    cdef int lo[LANES]
+    cdef int hi[LANES]
+    cdef int j, _step, mid, active, left, right
+    for j in range(k):
+        v[j] = x[j * stride]
+        lo[j] = 0
+        hi[j] = m
+    for _step in range(steps):
+        for j in range(k):
+            # in integer arithmetic, without branches
+            active = <int>(hi[j] > lo[j])
+            mid = (lo[j] + ((hi[j] - lo[j] - 1) >> 1)) & -active
+            left = active & <int>(v[j] <= t[mid])
+            right = active - left
+            hi[j] += left * (mid - hi[j])
+            lo[j] += right * (mid + 1 - lo[j])
+    for j in range(k):
+        out[j] = missing if isnan(v[j]) else <BIN_t>lo[j]
+
+
+cdef void map_block(const double[:, :] X, Py_ssize_t i0, Py_ssize_t i1,
+                    const size_t *ta, const int32_t *tn, const int32_t *steps,
+                    const uint32_t *missing_bin, BIN_t[::1, :] out) noexcept nogil:
+    """Bins of rows i0 .. i1-1 of X, feature by feature."""
+    cdef Py_ssize_t f, i, p = X.shape[1]
+    cdef Py_ssize_t stride = X.strides[0] // <Py_ssize_t>sizeof(double)
+    cdef BIN_t lanes[LANES]
+    cdef int j, k
+    for f in range(p):
+        if tn[f] == 0:
+            for i in range(i0, i1):
+                out[i, f] = <BIN_t>missing_bin[f] if isnan(X[i, f]) else 0
+            continue
+        i = i0
+        while i < i1:
+            k = <int>min(<Py_ssize_t>LANES, i1 - i)
+            bin_lanes(&X[i, f], stride, k, <const double *>ta[f], tn[f],
+                      steps[f], <BIN_t>missing_bin[f], lanes)
+            for j in range(k):
+                out[i + j, f] = lanes[j]
+            i += LANES
+
+
 def map_to_bins(const double[:, :] X, list thresholds,
                 const uint32_t[::1] missing_bin, BIN_t[::1, :] out,
                 int n_threads):
     """out[i, f] = number of thresholds of f strictly below X[i, f].
 
     Value x goes to bin k iff thresholds[k-1] < x <= thresholds[k]; NaN goes
-    to ``missing_bin[f]``.
+    to ``missing_bin[f]``. Blocks of rows in parallel, every feature of a
+    block in turn.
     """
-    cdef Py_ssize_t i, n = X.shape[0]
-    cdef int f, lo, hi, mid
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1], b, i0, i1, n_blocks
+    cdef Py_ssize_t f
     cdef const double[::1] t
-    cdef double x
-    for f in range(X.shape[1]):
+    if len(thresholds) != p or missing_bin.shape[0] < p:
+        raise ValueError("one threshold array and missing bin per feature")
+    if X.strides[0] % <Py_ssize_t>sizeof(double):
+        X = np.ascontiguousarray(X)
+    # the thresholds' addresses (the list keeps the arrays alive)
+    addresses = np.zeros(p, dtype=np.uintp)
+    sizes = np.zeros(p, dtype=np.int32)
+    search = np.zeros(p, dtype=np.int32)
+    cdef size_t[::1] ta = addresses
+    cdef int32_t[::1] tn = sizes
+    cdef int32_t[::1] steps = search
+    for f in range(p):
         t = thresholds[f]
-        with nogil:
-            for i in prange(n, schedule='static', num_threads=n_threads):
-                x = X[i, f]
-                if isnan(x):
-                    out[i, f] = <BIN_t>missing_bin[f]
-                else:
-                    lo = 0
-                    hi = t.shape[0]
-                    while lo < hi:
-                        # scikit-learn's midpoint: the same bins even when a
-                        # threshold is NaN (percentiles of +-inf values)
-                        mid = lo + (hi - lo - 1) // 2
-                        if x <= t[mid]:
-                            hi = mid
-                        else:
-                            lo = mid + 1
-                    out[i, f] = <BIN_t>lo
+        tn[f] = t.shape[0]
+        steps[f] = search_steps(tn[f])
+        if t.shape[0]:
+            ta[f] = <size_t> &t[0]
+    if n == 0 or p == 0:
+        return
+    n_blocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS
+    with nogil:
+        for b in prange(n_blocks, schedule='static', num_threads=n_threads):
+            i0 = b * BLOCK_ROWS
+            i1 = min(i0 + BLOCK_ROWS, n)
+            map_block(X, i0, i1, &ta[0], &tn[0], &steps[0], &missing_bin[0], out)
 
 
 def build_lookup(list thresholds, const int32_t[::1] lo, const int32_t[::1] hi):
