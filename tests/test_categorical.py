@@ -595,7 +595,7 @@ def test_unknown_feature_name():
     est = HistGradientBoostingRegressor(categorical_features=["f1", "f3"])
     with pytest.raises(
         ValueError,
-        # "has a item" up to scikit-learn 1.8, "has an item" from 1.9 on
+        # "has a item" in scikit-learn 1.7, "has an item" from 1.8 on
         match=(
             r"categorical_features has an? item value 'f3' which is not a "
             r"valid feature name of the training data\."

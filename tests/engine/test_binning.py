@@ -21,7 +21,7 @@ from eraboost._engine.binning import (
 
 def fit_sklearn_mapper(mapper, X, sample_weight=None):
     """Fit scikit-learn's ``_BinMapper`` with the weights it takes: before
-    1.8 it bins without them, and so does eraboost there."""
+    1.9 it bins without them, and so does eraboost there."""
     if WEIGHTED_BINNING:
         return mapper.fit(X, sample_weight=sample_weight)
     return mapper.fit(X)
@@ -72,10 +72,10 @@ def test_subsampled_and_weighted_bins_equal_sklearn():
     assert_same_binning(Xs, 32, sample_weight=rng.uniform(0.1, 5, size=5000))
 
 
-def test_scikit_learn_1_7_rules():
-    # scikit-learn 1.7 (the newest on Python 3.10) bins with midpoint
-    # percentiles, keeps duplicated thresholds, ignores sample weights and
-    # draws its subsample without replacement; eraboost follows it there
+def test_rules_before_scikit_learn_1_9():
+    # scikit-learn 1.7 and 1.8 (1.7: the newest on Python 3.10) bin with
+    # midpoint percentiles, keep duplicated thresholds, ignore sample weights
+    # and draw their subsample without replacement; eraboost follows them
     rng = np.random.RandomState(3)
     col = np.round(rng.exponential(size=5000), 2)  # > 255 distinct values, ties
     col[::11] = np.nan
@@ -85,7 +85,7 @@ def test_scikit_learn_1_7_rules():
     np.testing.assert_array_equal(got, want)
     assert np.unique(got).size < got.size  # duplicates kept
     newer = find_binning_thresholds(col, 255, weighted=True)
-    np.testing.assert_array_equal(newer, np.unique(newer))  # removed by 1.8's rules
+    np.testing.assert_array_equal(newer, np.unique(newer))  # removed by 1.9's rules
 
     X = col.reshape(-1, 1)
     sw = rng.uniform(0.1, 5, size=col.size)

@@ -3,10 +3,10 @@
 Thresholds are those of scikit-learn (midpoints of distinct values when there
 are few, quantiles otherwise), so that eraboost and scikit-learn grow the same
 trees. The rules are those of the installed scikit-learn release
-(:data:`WEIGHTED_BINNING`): from 1.8 on, the subsample is drawn with
+(:data:`WEIGHTED_BINNING`): from 1.9 on, the subsample is drawn with
 replacement in proportion to the sample weights, and the quantiles are
 averaged inverted-CDF percentiles, weighted when the weights were not spent
-on the subsample; up to 1.7, the subsample is drawn without replacement,
+on the subsample; up to 1.8, the subsample is drawn without replacement,
 sample weights play no part, and the quantiles are midpoint percentiles
 (duplicates kept).
 
@@ -46,10 +46,10 @@ from ._openmp import effective_n_threads
 
 ALMOST_INF = 1e300
 
-#: The installed scikit-learn bins with sample weights (1.8 and newer); see
+#: The installed scikit-learn bins with sample weights (1.9 and newer); see
 #: the module's docstring. eraboost follows the installed release, so that a
 #: fit without eras grows the trees of that release's estimators.
-WEIGHTED_BINNING = parse_version(sklearn.__version__).release >= (1, 8)
+WEIGHTED_BINNING = parse_version(sklearn.__version__).release >= (1, 9)
 
 #: Integer dtypes binned through lookup tables, without a float64 copy.
 INT_DTYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16))
@@ -68,14 +68,15 @@ def find_binning_thresholds(col, max_bins, sample_weight=None, weighted=None):
 
     Value x falls in bin k iff thresholds[k - 1] < x <= thresholds[k].
     ``weighted`` picks the rules (default :data:`WEIGHTED_BINNING`): True,
-    scikit-learn 1.8's; False, 1.7's, where ``sample_weight`` must be None.
+    scikit-learn 1.9's; False, 1.8's and older, where ``sample_weight`` must
+    be None.
     """
     if weighted is None:
         weighted = WEIGHTED_BINNING
     if not weighted:
         if sample_weight is not None:
-            raise ValueError("scikit-learn 1.7's binning takes no sample weights")
-        return _thresholds_1_7(col, max_bins)
+            raise ValueError("scikit-learn 1.8's binning takes no sample weights")
+        return _unweighted_thresholds(col, max_bins)
     col = np.asarray(col, dtype=np.float64)
     keep = ~np.isnan(col)
     if sample_weight is not None:
@@ -109,8 +110,8 @@ def find_binning_thresholds(col, max_bins, sample_weight=None, weighted=None):
     return np.ascontiguousarray(thresholds, dtype=np.float64)
 
 
-def _thresholds_1_7(col, max_bins):
-    """scikit-learn 1.7's thresholds: midpoints of the distinct values when
+def _unweighted_thresholds(col, max_bins):
+    """scikit-learn 1.8's (and 1.7's) thresholds: midpoints of the distinct values when
     there are at most ``max_bins``, else midpoint percentiles, duplicates
     kept."""
     col = np.asarray(col, dtype=np.float64)
@@ -167,7 +168,7 @@ class BinMapper:
     subsample : int or None
         Rows drawn to find the quantiles when there are more: with
         replacement, in proportion to ``sample_weight``, under scikit-learn
-        1.8's rules; without replacement under 1.7's.
+        1.9's rules; without replacement under older ones.
     random_state : int
     n_threads : int or None
     is_categorical : ndarray of bool (n_features,) or None
@@ -176,8 +177,8 @@ class BinMapper:
         For each categorical feature, its categories ``0 .. k - 1`` as
         floats (``k <= max_bins``); None for the numeric features.
     weighted : bool or None
-        The binning rules: True, scikit-learn 1.8's (sample weights count);
-        False, 1.7's (they are ignored); None, the installed release's
+        The binning rules: True, scikit-learn 1.9's (sample weights count);
+        False, 1.8's and older (they are ignored); None, the installed release's
         (:data:`WEIGHTED_BINNING`).
 
     Attributes
