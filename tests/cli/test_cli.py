@@ -652,10 +652,16 @@ def test_a_special_output_file_is_never_deleted(data, tmp_path):
     d, _, _ = data
     model = tmp_path / "model.skops"
     assert run(_train_args(model, "--param", "max_iter=3"), d).returncode == 0
-    # predictions of 40,000 rows: more than a pipe holds (64 KiB), so the
+    # predictions of 200,000 rows: more than a pipe holds (64 KiB), so the
     # write fails whenever the reader leaves, before or after it starts
-    Xt, yt, et, _ = make_era_data(40, 1000, seed=2)
+    # (40,000 rows of a 3-tree model made a 37 KB file, which the pipe could
+    # take whole before the reader left)
+    Xt, yt, et, _ = make_era_data(200, 1000, seed=2)
     _write(tmp_path / "big.parquet", Xt, yt, et)
+    regular = tmp_path / "regular.parquet"
+    res = run(["predict", model, tmp_path / "big.parquet", "--out", regular], d)
+    assert res.returncode == 0, res.stderr
+    assert regular.stat().st_size > 2 * 65536
     fifo = tmp_path / "out.parquet"
     os.mkfifo(fifo)
 
