@@ -801,7 +801,14 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             is_categorical=np.arange(n_features) < n_cat,
             known_categories=known_categories,
         )
-        X_binned = self._bin_mapper.fit_transform(data.X, data.sample_weight)
+        self._bin_mapper.fit(data.X, data.sample_weight)
+        # stored by rows when each tree grows on every feature and the
+        # features have few bins: a node's gathered rows then cost one or
+        # two cache lines each in the histograms, not one per feature
+        by_rows = self.colsample_bytree == 1 and self._bin_mapper.rows_layout_pays(
+            data.X
+        )
+        X_binned = self._bin_mapper.transform(data.X, by_rows=by_rows)
         X_binned_val = (
             None
             if data.X_val is None

@@ -191,3 +191,103 @@ def test_memory_guard_raises_before_allocating(monkeypatch):
     assert "10000 eras x 12750 bins" in msg and "GiB" in msg
     for remedy in ("fewer eras", "max_leaf_nodes", "max_bins"):
         assert remedy in msg
+
+
+def test_few_bins_are_stored_by_rows():
+    """``rows_layout_pays``: features of at most ``ROWS_MAX_BINS`` bins
+    (the missing-value bin included) that are not their own binned matrix;
+    ``transform(by_rows=True)`` then gives the same bins in C order."""
+    rng = np.random.RandomState(0)
+    X = rng.randint(-2, 3, size=(3000, 5)).astype(np.int8)
+    bm = BinMapper().fit(X)
+    assert bm.rows_layout_pays(X)
+    by_rows = bm.transform(X, by_rows=True)
+    assert by_rows.flags.c_contiguous and not by_rows.flags.f_contiguous
+    by_cols = bm.transform(X)
+    assert by_cols.flags.f_contiguous
+    np.testing.assert_array_equal(by_rows, by_cols)
+    np.testing.assert_array_equal(
+        bm.has_missing_values(by_rows), bm.has_missing_values(by_cols)
+    )
+    # one feature of more bins than ROWS_MAX_BINS: by columns
+    Xw = X.astype(np.int16)
+    Xw[:, 2] = rng.randint(0, binning.ROWS_MAX_BINS, size=3000)
+    assert not BinMapper().fit(Xw).rows_layout_pays(Xw)
+    Xw[:, 2] = rng.randint(0, binning.ROWS_MAX_BINS - 1, size=3000)
+    assert BinMapper().fit(Xw).rows_layout_pays(Xw)
+    # its own binned matrix (Fortran-ordered, values 0 .. k-1): no copy
+    Xf = np.asfortranarray(X - X.min())
+    assert not BinMapper().fit(Xf).rows_layout_pays(Xf)
+    # floats of few distinct values too
+    Xd = np.round(rng.normal(size=(3000, 4)))
+    Xd[::5, 1] = np.nan
+    bmd = BinMapper().fit(Xd)
+    assert bmd.rows_layout_pays(Xd)
+    np.testing.assert_array_equal(bmd.transform(Xd, by_rows=True), bmd.transform(Xd))
+
+
+def test_missing_bins_found_in_either_layout():
+    """``has_missing_values`` reads a matrix stored by rows in blocks of
+    rows, one stored by columns column by column: the same flags, whether
+    the missing-value bin is in the first row, the last, or nowhere."""
+    bm = BinMapper().fit(np.arange(12.0).reshape(-1, 3) % 2)
+    Xb = np.zeros((10_000, 3), dtype=np.uint8)
+    Xb[9_999, 0] = bm.missing_bin_[0]
+    Xb[0, 2] = bm.missing_bin_[2]
+    for X in (np.asfortranarray(Xb), np.ascontiguousarray(Xb)):
+        np.testing.assert_array_equal(bm.has_missing_values(X), [1, 0, 1])
+
+
+@pytest.mark.parametrize(
+    "split_type, n_eras, loss",
+    [
+        ("original", 1, "squared_error"),
+        ("original", 30, "absolute_error"),
+        ("era", 30, "squared_error"),
+        ("directional", 400, "squared_error"),
+    ],
+)
+def test_same_model_from_c_and_fortran_input(split_type, n_eras, loss):
+    """int8 input in C order is binned by rows (the histograms filled row by
+    row), in Fortran order by columns: the same trees, predictions equal
+    bit for bit, missing values and a feature subset included; with
+    ``colsample_bytree`` < 1 both are binned by columns."""
+    rng = np.random.RandomState(1)
+    n = 6000
+    X = rng.randint(-2, 3, size=(n, 70)).astype(np.int8)
+    Xf = X.astype(np.float32)
+    Xf[rng.rand(n) < 0.05, 5] = np.nan
+    y = X[:, 0] - 0.5 * X[:, 1] * X[:, 2] + rng.normal(size=n)
+    eras = np.repeat(np.arange(n_eras), -(-n // n_eras))[:n]
+    params = dict(
+        max_iter=12,
+        max_leaf_nodes=15,
+        split_type=split_type,
+        loss=loss,
+        early_stopping=False,
+        random_state=0,
+        interaction_cst=[list(range(60)), list(range(50, 70))],
+    )
+    for data in (X, Xf):
+        preds = []
+        for order in "CF":
+            Xo = np.asarray(data, order=order)
+            est = HistGradientBoostingRegressor(**params)
+            est.fit(Xo, y, eras=eras if n_eras > 1 else None)
+            preds.append(est.predict(Xo))
+        np.testing.assert_array_equal(preds[0], preds[1])
+    captured = []
+    real = binning.BinMapper.transform
+
+    def spy(self, X, by_rows=False):
+        captured.append(by_rows)
+        return real(self, X, by_rows)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(binning.BinMapper, "transform", spy)
+        fit_eras = eras if n_eras > 1 else None
+        HistGradientBoostingRegressor(**params).fit(X, y, eras=fit_eras)
+        HistGradientBoostingRegressor(**params, colsample_bytree=0.5).fit(
+            X, y, eras=fit_eras
+        )
+    assert captured == [True, False]

@@ -77,7 +77,7 @@ cdef void bin_lanes(const double *x, Py_ssize_t stride, int k,
 
 cdef void map_block(const double[:, :] X, Py_ssize_t i0, Py_ssize_t i1,
                     const size_t *ta, const int32_t *tn, const int32_t *steps,
-                    const uint32_t *missing_bin, BIN_t[::1, :] out) noexcept nogil:
+                    const uint32_t *missing_bin, BIN_t[:, :] out) noexcept nogil:
     """Bins of rows i0 .. i1-1 of X, feature by feature."""
     cdef Py_ssize_t f, i, p = X.shape[1]
     cdef Py_ssize_t stride = X.strides[0] // <Py_ssize_t>sizeof(double)
@@ -99,7 +99,7 @@ cdef void map_block(const double[:, :] X, Py_ssize_t i0, Py_ssize_t i1,
 
 
 def map_to_bins(const double[:, :] X, list thresholds,
-                const uint32_t[::1] missing_bin, BIN_t[::1, :] out,
+                const uint32_t[::1] missing_bin, BIN_t[:, :] out,
                 int n_threads):
     """out[i, f] = number of thresholds of f strictly below X[i, f].
 
@@ -173,7 +173,7 @@ def build_lookup(list thresholds, const int32_t[::1] lo, const int32_t[::1] hi):
 def map_int_to_bins(const small_int_t[:, :] X, const uint8_t[::1] lut,
                     const int64_t[::1] start, const int32_t[::1] lo,
                     const int32_t[::1] hi, const uint32_t[::1] n_thresholds,
-                    BIN_t[::1, :] out, int n_threads):
+                    BIN_t[:, :] out, int n_threads):
     """Bins of integer input through the lookup tables of :func:`build_lookup`.
 
     Rows are processed in blocks (one block per task, all features of the
@@ -229,21 +229,45 @@ def int_column_range(const small_int_t[:, :] X, int n_threads):
     return mins, maxs
 
 
-def columns_with_value(const BIN_t[::1, :] X_binned,
+def columns_with_value(const BIN_t[:, :] X_binned,
                        const uint32_t[::1] value, int n_threads):
-    """uint8 flags: does column f of ``X_binned`` hold ``value[f]`` anywhere."""
+    """uint8 flags: does column f of ``X_binned`` hold ``value[f]`` anywhere.
+
+    A matrix stored by columns is searched column by column (each search
+    stops at the first match); one stored by rows, in blocks of rows."""
     cdef Py_ssize_t n = X_binned.shape[0], p = X_binned.shape[1], i, f
+    cdef Py_ssize_t rs = X_binned.strides[0], cs = X_binned.strides[1]
+    cdef Py_ssize_t b, n_blocks, block = 4096
     flags = np.zeros(p, dtype=np.uint8)
     cdef uint8_t[::1] fl = flags
     cdef BIN_t target
     cdef const BIN_t *col
+    cdef const BIN_t *row
+    if n == 0 or p == 0:
+        return flags
+    # the values sought, -1 for none (a bin above 255 is never stored)
+    sought = np.asarray(value[:p]).astype(np.int64)
+    sought = np.where(sought <= 255, sought, -1).astype(np.int16)
+    cdef int16_t[::1] t = sought
+    cdef uint8_t[:, ::1] found
+    if cs == 1 and p > 1:
+        n_blocks = (n + block - 1) // block
+        found_blocks = np.zeros((n_blocks, p), dtype=np.uint8)
+        found = found_blocks
+        with nogil:
+            for b in prange(n_blocks, schedule='static', num_threads=n_threads):
+                for i in range(b * block, min(n, (b + 1) * block)):
+                    row = &X_binned[i, 0]
+                    for f in range(p):
+                        found[b, f] |= <uint8_t>(row[f] == t[f])
+        return found_blocks.any(axis=0).astype(np.uint8)
     with nogil:
         for f in prange(p, schedule='dynamic', num_threads=n_threads):
-            if value[f] <= 255 and n > 0:
-                target = <BIN_t>value[f]
+            if t[f] >= 0:
+                target = <BIN_t>t[f]
                 col = &X_binned[0, f]
                 for i in range(n):
-                    if col[i] == target:
+                    if col[i * rs] == target:
                         fl[f] = 1
                         break
     return flags

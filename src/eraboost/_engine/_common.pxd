@@ -51,6 +51,15 @@ cdef extern from "_simd.h":
 
 cdef extern from *:
     """
+    /* Ask for the cache line of p ahead of its read (a hint, never a
+       fault) */
+    #define EB_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+    """
+    void prefetch "EB_PREFETCH" (const void *p) noexcept nogil
+
+
+cdef extern from *:
+    """
     /* parent -= sibling over n cells, compiled for AVX-512 and AVX2 as
        well (EB_MULTIVERSION, _simd.h): one subtraction each. */
     EB_MULTIVERSION __attribute__((unused))
@@ -148,3 +157,6 @@ cdef enum:
     CELLS_ONE_THREAD_BELOW = 262144
     # A partition of a node's rows uses a thread per this many rows at least.
     ROWS_PER_THREAD = 4096
+    # Rows ahead whose bins are prefetched when gathered rows are read from
+    # a matrix stored by rows (a cache line a row).
+    PREFETCH_ROWS = 8

@@ -23,16 +23,21 @@ bytes, only when the hessians are not constant: constant hessians are the
 row counts times the constant), then the row counts (4 bytes). A cell costs
 12 bytes with constant hessians (squared error without weights), else 20.
 
-Each thread fills whole features (its own region). The rows of a node are
-kept grouped by era, so a run of rows of one era writes to the ``n_bins[f]``
-cells of that era only, and the next era's run to their neighbours.
+Each thread fills whole features (its own region): one at a time from a
+matrix stored by columns, a chunk of neighbouring features row by row from
+one stored by rows (the bins of a gathered row are one or two cache lines,
+not one per feature). The rows of a node are kept grouped by era, so a run
+of rows of one era writes to the ``n_bins[f]`` cells of that era only, and
+the next era's run to their neighbours.
 """
 from cython.parallel import prange
+from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset
 import numpy as np
 
 from ._common cimport (block_t, hist_block, block_subtract, cell_bytes,
-                       lane_sum, rows_per_bin, G_t, BIN_t, uint8_t, uint32_t,
+                       lane_sum, rows_per_bin, prefetch, PREFETCH_ROWS,
+                       G_t, BIN_t, uint8_t, uint32_t,
                        int32_t, int64_t, ONE_THREAD_BELOW, CELLS_ONE_THREAD_BELOW)
 
 cdef enum:
@@ -41,6 +46,9 @@ cdef enum:
     SHORT_RUNS = 32
     # bins of a buffer of ``fill_rows4`` (all a feature can have)
     LANE_BINS = 256
+    # features of a chunk filled row by row (``_feature_rows``): 64 bytes
+    # of a row, one cache line
+    ROW_CHUNK = 64
 
 
 def histogram_rows_per_bin(int n_eras):
@@ -112,18 +120,20 @@ def era_runs(const uint32_t[::1] sample_indices, const int32_t[::1] era_codes):
 
 
 cdef inline void fill_rows(double *g, double *h, uint32_t *c, int64_t stride,
-                           const BIN_t[::1] col, const uint32_t[::1] rows,
+                           const BIN_t *col, Py_ssize_t rs,
+                           const uint32_t[::1] rows,
                            const int32_t *era, const G_t[::1] grad,
                            const G_t[::1] hess, Py_ssize_t lo, Py_ssize_t hi,
                            bint const_h, bint root) noexcept nogil:
     """Add the rows lo .. hi - 1 (positions in ``rows``; themselves with
     ``root``) to the cells ``g[b * stride + era[i]]``, ``h``, ``c`` of
-    their bins b (``era`` NULL: no era offset). The conditions do not
-    change in the loop: the compiler makes one loop for each case."""
+    their bins b (``era`` NULL: no era offset); row r's bin is
+    ``col[r * rs]``. The conditions do not change in the loop: the compiler
+    makes one loop for each case."""
     cdef Py_ssize_t i
     cdef int64_t b
     for i in range(lo, hi):
-        b = (col[i] if root else col[rows[i]]) * stride
+        b = (col[i * rs] if root else col[rows[i] * rs]) * stride
         if era != NULL:
             b = b + era[i]
         g[b] += grad[i]
@@ -133,7 +143,8 @@ cdef inline void fill_rows(double *g, double *h, uint32_t *c, int64_t stride,
 
 
 cdef inline void fill_rows4(double *g, double *h, uint32_t *c,
-                            const BIN_t[::1] col, const uint32_t[::1] rows,
+                            const BIN_t *col, Py_ssize_t rs,
+                            const uint32_t[::1] rows,
                             const G_t[::1] grad, const G_t[::1] hess,
                             Py_ssize_t lo, Py_ssize_t hi, bint const_h,
                             bint root) noexcept nogil:
@@ -144,15 +155,15 @@ cdef inline void fill_rows4(double *g, double *h, uint32_t *c,
     cdef int64_t b0, b1, b2, b3
     while i + 4 <= hi:
         if root:
-            b0 = col[i]
-            b1 = col[i + 1] + LANE_BINS
-            b2 = col[i + 2] + 2 * LANE_BINS
-            b3 = col[i + 3] + 3 * LANE_BINS
+            b0 = col[i * rs]
+            b1 = col[(i + 1) * rs] + LANE_BINS
+            b2 = col[(i + 2) * rs] + 2 * LANE_BINS
+            b3 = col[(i + 3) * rs] + 3 * LANE_BINS
         else:
-            b0 = col[rows[i]]
-            b1 = col[rows[i + 1]] + LANE_BINS
-            b2 = col[rows[i + 2]] + 2 * LANE_BINS
-            b3 = col[rows[i + 3]] + 3 * LANE_BINS
+            b0 = col[rows[i] * rs]
+            b1 = col[rows[i + 1] * rs] + LANE_BINS
+            b2 = col[rows[i + 2] * rs] + 2 * LANE_BINS
+            b3 = col[rows[i + 3] * rs] + 3 * LANE_BINS
         g[b0] += grad[i]
         g[b1] += grad[i + 1]
         g[b2] += grad[i + 2]
@@ -167,7 +178,212 @@ cdef inline void fill_rows4(double *g, double *h, uint32_t *c,
             h[b2] += hess[i + 2]
             h[b3] += hess[i + 3]
         i += 4
-    fill_rows(g, h, c, 1, col, rows, NULL, grad, hess, i, hi, const_h, root)
+    fill_rows(g, h, c, 1, col, rs, rows, NULL, grad, hess, i, hi, const_h, root)
+
+
+cdef void column_run(block_t blk, unsigned int nb, int64_t R, const BIN_t *col,
+                     Py_ssize_t rs, const uint32_t[::1] rows,
+                     const G_t[::1] grad, const G_t[::1] hess, Py_ssize_t lo,
+                     Py_ssize_t hi, int64_t e, bint const_h, bint root,
+                     double *sg, double *sh, uint32_t *sn,
+                     unsigned int *cleared) noexcept nogil:
+    """One feature's run of rows lo .. hi - 1 of era e (column ``col``, row
+    stride ``rs``) into its block: straight into the cells without eras or
+    when the run has fewer rows than bins, else through the four per-bin
+    buffers ``sg``, ``sh``, ``sn`` (of :func:`fill_rows4`), whose first
+    ``*cleared`` bins are zeros: cleared up to ``nb`` here when needed, and
+    cleared again by every flush."""
+    cdef unsigned int b, b1, b2, b3
+    cdef int64_t j
+    if R == 1 or hi - lo < nb:
+        fill_rows(blk.g + e, blk.h + e if not const_h else NULL, blk.n + e,
+                  R, col, rs, rows, NULL, grad, hess, lo, hi, const_h, root)
+        return
+    if cleared[0] < nb:
+        # the lanes' first nb bins, once per width: the flush below clears
+        # them
+        for j in range(4):
+            memset(sg + j * LANE_BINS, 0, nb * sizeof(double))
+            memset(sn + j * LANE_BINS, 0, nb * sizeof(uint32_t))
+            if not const_h:
+                memset(sh + j * LANE_BINS, 0, nb * sizeof(double))
+        cleared[0] = nb
+    fill_rows4(sg, sh, sn, col, rs, rows, grad, hess, lo, hi, const_h, root)
+    for b in range(nb):
+        b1 = b + LANE_BINS
+        b2 = b + 2 * LANE_BINS
+        b3 = b + 3 * LANE_BINS
+        j = b * R + e
+        blk.g[j] += (sg[b] + sg[b1]) + (sg[b2] + sg[b3])
+        blk.n[j] += (sn[b] + sn[b1]) + (sn[b2] + sn[b3])
+        sg[b] = sg[b1] = sg[b2] = sg[b3] = 0.0
+        sn[b] = sn[b1] = sn[b2] = sn[b3] = 0
+        if not const_h:
+            blk.h[j] += (sh[b] + sh[b1]) + (sh[b2] + sh[b3])
+            sh[b] = sh[b1] = sh[b2] = sh[b3] = 0.0
+
+
+cdef void pool_eras(block_t blk, unsigned int nb, int64_t R,
+                    bint const_h) noexcept nogil:
+    """The pooled cells of a block, bin by bin: the sums over its eras (no
+    branch: empty cells are exact zeros)."""
+    cdef unsigned int b
+    cdef int64_t j, e
+    cdef uint32_t cnt
+    for b in range(nb):
+        j = b * R
+        blk.g[j + R - 1] = lane_sum(blk.g + j, R - 1)
+        if not const_h:
+            blk.h[j + R - 1] = lane_sum(blk.h + j, R - 1)
+        cnt = 0
+        for e in range(R - 1):
+            cnt += blk.n[j + e]
+        blk.n[j + R - 1] = cnt
+
+
+cdef struct row_chunk_t:
+    # a chunk of features filled row by row (``_feature_rows``)
+    int nf                   # its features: feats[0 .. nf-1]
+    const uint32_t *feats
+    block_t *blk             # their blocks
+    uint32_t *nb             # their bins
+    int64_t *lane            # feature k's buffers start at lane[k]...
+    double *lg               # ... of lg, lh, ln: four of nb[k] cells each
+    double *lh
+    uint32_t *ln
+    int64_t R                # cells of a bin
+    const BIN_t *x0          # the matrix, stored by rows: row r at x0 + r * rs
+    Py_ssize_t rs
+    # feats[k] = feats[0] + k and nb[k] = nb[0]: lane[k] = 4 * k * nb[0]
+    bint uniform
+
+
+cdef inline void rows_direct(row_chunk_t *ch, const uint32_t[::1] rows,
+                             const int32_t *era, int64_t e,
+                             const G_t[::1] grad, const G_t[::1] hess,
+                             Py_ssize_t lo, Py_ssize_t hi, bint const_h,
+                             bint root) noexcept nogil:
+    """The rows lo .. hi - 1 straight into their cells, row by row: cell
+    ``b * R + era[i]`` (``e`` when ``era`` is NULL) of each feature."""
+    cdef Py_ssize_t i
+    cdef int k, nf = ch.nf
+    cdef int64_t j, eo = e, R = ch.R
+    cdef const BIN_t *row
+    cdef const uint32_t *feats = ch.feats
+    cdef const BIN_t *first = ch.x0 + feats[0]
+    cdef Py_ssize_t last = feats[nf - 1] - feats[0]
+    cdef double gi, hi_ = 0.0
+    for i in range(lo, hi):
+        if root:
+            row = ch.x0 + i * ch.rs
+        else:
+            row = ch.x0 + rows[i] * ch.rs
+            if i + PREFETCH_ROWS < hi:
+                prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs)
+                prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs + last)
+        if era != NULL:
+            eo = era[i]
+        gi = grad[i]
+        if not const_h:
+            hi_ = hess[i]
+        for k in range(nf):
+            j = row[feats[k]] * R + eo
+            ch.blk[k].g[j] += gi
+            ch.blk[k].n[j] += 1
+            if not const_h:
+                ch.blk[k].h[j] += hi_
+
+
+cdef inline void rows_lanes(row_chunk_t *ch, const uint32_t[::1] rows,
+                            const G_t[::1] grad, const G_t[::1] hess,
+                            Py_ssize_t lo, Py_ssize_t hi, int64_t e,
+                            bint four, bint const_h, bint root) noexcept nogil:
+    """The rows lo .. hi - 1 of era e (the run of an era, or all rows
+    without eras) into the features' per-bin buffers, then into their
+    cells ``b * R + e`` as ``(b0 + b1) + (b2 + b3)``, the buffers cleared.
+
+    With ``four`` row i goes to buffer ``(i - lo) % 4`` and the last
+    ``(hi - lo) % 4`` rows to buffer 0, as :func:`fill_rows4`; else there
+    is one buffer a feature (``nb[k]`` cells at ``lane[k] / 4``), the rows
+    added in order, as :func:`fill_rows`. A chunk of consecutive features
+    of one bin count (``uniform``) takes a loop without per-feature
+    lookups."""
+    cdef Py_ssize_t i, full = lo + ((hi - lo) & ~(<Py_ssize_t>3))
+    cdef int k, nf = ch.nf
+    cdef int64_t j, base, nbk, R = ch.R
+    cdef unsigned int b
+    cdef const BIN_t *row
+    cdef const uint32_t *feats = ch.feats
+    cdef const BIN_t *first = ch.x0 + feats[0]
+    cdef Py_ssize_t last = feats[nf - 1] - feats[0]
+    cdef double gi, hi_ = 0.0
+    cdef double *lg = ch.lg
+    cdef double *lh = ch.lh
+    cdef uint32_t *ln = ch.ln
+    cdef double *L
+    # buffers a feature: m = 4 or 1; feature k's at lane[k] * m / 4
+    cdef int64_t m = 4 if four else 1
+    cdef int64_t NB = ch.nb[0], NBM = m * ch.nb[0]
+    cdef bint uniform = ch.uniform
+    if not four:
+        full = lo
+    for i in range(lo, hi):
+        if root:
+            row = first + i * ch.rs
+        else:
+            row = first + rows[i] * ch.rs
+            if i + PREFETCH_ROWS < hi:
+                prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs)
+                prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs + last)
+        gi = grad[i]
+        if not const_h:
+            hi_ = hess[i]
+        j = (i - lo) & 3 if i < full else 0
+        if uniform:
+            j = j * NB
+            for k in range(nf):
+                base = k * NBM + j + row[k]
+                lg[base] += gi
+                ln[base] += 1
+                if not const_h:
+                    lh[base] += hi_
+        else:
+            for k in range(nf):
+                base = (ch.lane[k] >> 2) * m + j * ch.nb[k] + row[feats[k] - feats[0]]
+                lg[base] += gi
+                ln[base] += 1
+                if not const_h:
+                    lh[base] += hi_
+    if not four:
+        for k in range(nf):
+            nbk = ch.nb[k]
+            base = ch.lane[k] >> 2
+            for b in range(nbk):
+                ch.blk[k].g[b * R + e] += lg[base + b]
+                ch.blk[k].n[b * R + e] += ln[base + b]
+                lg[base + b] = 0.0
+                ln[base + b] = 0
+                if not const_h:
+                    ch.blk[k].h[b * R + e] += lh[base + b]
+                    lh[base + b] = 0.0
+        return
+    for k in range(nf):
+        nbk = ch.nb[k]
+        base = ch.lane[k]
+        for b in range(nbk):
+            j = b * R + e
+            L = lg + base + b
+            ch.blk[k].g[j] += (L[0] + L[nbk]) + (L[2 * nbk] + L[3 * nbk])
+            L[0] = L[nbk] = L[2 * nbk] = L[3 * nbk] = 0.0
+            ch.blk[k].n[j] += ((ln[base + b] + ln[base + b + nbk])
+                               + (ln[base + b + 2 * nbk]
+                                  + ln[base + b + 3 * nbk]))
+            ln[base + b] = ln[base + b + nbk] = 0
+            ln[base + b + 2 * nbk] = ln[base + b + 3 * nbk] = 0
+            if not const_h:
+                L = lh + base + b
+                ch.blk[k].h[j] += (L[0] + L[nbk]) + (L[2 * nbk] + L[3 * nbk])
+                L[0] = L[nbk] = L[2 * nbk] = L[3 * nbk] = 0.0
 
 
 class SparseHistogram:
@@ -193,7 +409,10 @@ cdef class HistogramBuilder:
 
     Parameters
     ----------
-    X_binned : ndarray of uint8, shape (n_samples, n_features), Fortran order
+    X_binned : ndarray of uint8, shape (n_samples, n_features)
+        Stored by columns (Fortran order: each feature's block is filled
+        from its column) or by rows (C order: chunks of up to 64 features
+        are filled row by row, see ``by_rows``). Both give the same sums.
     n_bins : ndarray of uint32, shape (n_features,)
         Bins of each feature's block: every bin of the rows, the
         missing-value bin included when they hold it.
@@ -212,7 +431,12 @@ cdef class HistogramBuilder:
     nbytes : int
         Bytes of one histogram (:meth:`empty` allocates one).
     """
-    cdef const BIN_t[::1, :] X_binned
+    cdef const BIN_t[:, :] X_binned
+    # element (i, f) of X_binned at x0 + i * rs + f * cs
+    cdef const BIN_t *x0
+    cdef Py_ssize_t rs, cs
+    # X_binned is stored by rows: dense histograms are filled row by row
+    cdef public bint by_rows
     cdef const uint32_t[::1] n_bins
     cdef const int64_t[::1] offsets
     cdef public int n_eras
@@ -236,6 +460,12 @@ cdef class HistogramBuilder:
     def __init__(self, X_binned, n_bins, offsets, int n_eras, era_codes,
                  gradients, hessians, int n_threads):
         self.X_binned = X_binned
+        self.rs = self.X_binned.strides[0]
+        self.cs = self.X_binned.strides[1]
+        self.x0 = NULL
+        if self.X_binned.shape[0] > 0 and self.X_binned.shape[1] > 0:
+            self.x0 = &self.X_binned[0, 0]
+        self.by_rows = self.cs == 1 and self.X_binned.shape[1] > 1
         self.n_bins = n_bins
         self.offsets = offsets
         self.n_eras = n_eras
@@ -369,6 +599,21 @@ cdef class HistogramBuilder:
         run_era = runs[0]
         run_start = runs[1]
         run_stop = runs[2]
+        cdef int c, n_chunks, k0, k1
+        if self.by_rows and n_feat > 0:
+            # chunks of consecutive listed features, one task each: at
+            # least one per thread, at most ROW_CHUNK features each
+            n_chunks = max(nt, (n_feat + ROW_CHUNK - 1) // ROW_CHUNK)
+            n_chunks = min(n_chunks, n_feat)
+            with nogil:
+                for c in prange(n_chunks, schedule='static', chunksize=1,
+                                num_threads=nt):
+                    k0 = c * n_feat // n_chunks
+                    k1 = (c + 1) * n_feat // n_chunks
+                    self._feature_rows(&features[k0], k1 - k0, sample_indices,
+                                       grad, hess, const_h, root, run_era,
+                                       run_start, run_stop, n_runs, &out[0])
+            return
         with nogil:
             for k in prange(n_feat, schedule='dynamic', num_threads=nt):
                 f = features[k]
@@ -382,75 +627,149 @@ cdef class HistogramBuilder:
                            const int64_t[::1] run_start,
                            const int64_t[::1] run_stop, int n_runs,
                            uint8_t *out) noexcept nogil:
-        """Feature f's block: the rows into their eras' cells (one per bin,
-        ``R`` apart), then the pooled cells.
+        """Feature f's block, column by column: the rows into their eras'
+        cells (one per bin, ``R`` apart), then the pooled cells.
 
         An era's long run of rows is first summed in small per-bin buffers
         (in L1 cache, four of them: consecutive rows do not wait for each
         other's additions), then written to the era's cells: its rows do not
         each touch a different cache line of the block. When the runs are
         short, the rows go straight to their cells, in one loop."""
-        cdef const BIN_t[::1] col = self.X_binned[:, f]
+        cdef const BIN_t *col = self.x0 + f * self.cs
         cdef block_t blk = hist_block(out, &self.offsets[0], f, const_h)
         cdef int64_t cells = self.offsets[f + 1] - self.offsets[f]
-        cdef int64_t R = rows_per_bin(self.n_eras), e, j
-        cdef Py_ssize_t r, lo, hi
-        cdef unsigned int b
+        cdef int64_t R = rows_per_bin(self.n_eras)
+        cdef Py_ssize_t r
         cdef unsigned int nb = self.n_bins[f]
-        cdef uint32_t cnt
         # one era's sums, by bin, in four buffers
         cdef double sg[4 * LANE_BINS]
         cdef double sh[4 * LANE_BINS]
         cdef uint32_t sn[4 * LANE_BINS]
-        cdef unsigned int b1, b2, b3
-        cdef bint lanes_clear = False
+        cdef unsigned int cleared = 0   # bins of the lanes cleared
         memset(blk.g, 0, cells * cell_bytes(const_h))
         if R > 1 and rows.shape[0] < SHORT_RUNS * n_runs:
             # short runs: one loop over the rows, each with its era
-            fill_rows(blk.g, blk.h, blk.n, R, col, rows, &self.ordered_eras[0],
-                      grad, hess, 0, rows.shape[0], const_h, root)
+            fill_rows(blk.g, blk.h, blk.n, R, col, self.rs, rows,
+                      &self.ordered_eras[0], grad, hess, 0, rows.shape[0],
+                      const_h, root)
+            n_runs = 0
+        for r in range(n_runs):
+            column_run(blk, nb, R, col, self.rs, rows, grad, hess,
+                       run_start[r], run_stop[r], run_era[r], const_h, root,
+                       sg, sh, sn, &cleared)
+        if R > 1:
+            pool_eras(blk, nb, R, const_h)
+
+    cdef void _feature_rows(self, const uint32_t *feats, int nf,
+                            const uint32_t[::1] rows,
+                            const G_t[::1] grad, const G_t[::1] hess,
+                            bint const_h, bint root,
+                            const int64_t[::1] run_era,
+                            const int64_t[::1] run_start,
+                            const int64_t[::1] run_stop, int n_runs,
+                            uint8_t *out) noexcept nogil:
+        """The blocks of the features ``feats[0 .. nf-1]``, row by row, from
+        a matrix stored by rows: each row's bins of these features are read
+        together (one or two cache lines) instead of a cache line per
+        feature, and the next rows are prefetched.
+
+        Every cell is the sum of the same values in the same order as
+        :meth:`_one_feature` makes it, so both layouts give the same
+        histograms bit for bit: rows straight into their cells without eras
+        or with short runs; an era's long run into four per-bin buffers per
+        feature (row ``i`` in buffer ``(i - lo) % 4``, the last ``(hi - lo)
+        % 4`` rows in buffer 0), added to the era's cells as
+        ``(b0 + b1) + (b2 + b3)``; a run shorter than a feature's bins
+        column by column."""
+        cdef int64_t R = rows_per_bin(self.n_eras)
+        cdef Py_ssize_t n = rows.shape[0], r, lo, hi
+        cdef int k
+        cdef int64_t e, cells
+        cdef unsigned int nbmax = 0
+        cdef row_chunk_t ch
+        cdef double sg[4 * LANE_BINS]
+        cdef double sh[4 * LANE_BINS]
+        cdef uint32_t sn[4 * LANE_BINS]
+        cdef unsigned int cleared = 0   # bins of the lanes cleared
+        if nf <= 0:
+            return
+        ch.nf = nf
+        ch.R = R
+        ch.rs = self.rs
+        ch.x0 = self.x0
+        ch.feats = feats
+        ch.blk = <block_t *> malloc(nf * sizeof(block_t))
+        ch.nb = <uint32_t *> malloc(nf * sizeof(uint32_t))
+        ch.lane = <int64_t *> malloc((nf + 1) * sizeof(int64_t))
+        ch.lg = ch.lh = NULL
+        ch.ln = NULL
+        if ch.blk == NULL or ch.nb == NULL or ch.lane == NULL:
+            # cannot happen in practice (a few bytes per feature); the
+            # column path needs no memory
+            free(ch.blk)
+            free(ch.nb)
+            free(ch.lane)
+            for k in range(nf):
+                self._one_feature(feats[k], rows, grad, hess, const_h, root,
+                                  run_era, run_start, run_stop, n_runs, out)
+            return
+        ch.lane[0] = 0
+        ch.uniform = True
+        for k in range(nf):
+            ch.uniform = ch.uniform and (feats[k] == feats[0] + k and
+                                         self.n_bins[feats[k]] ==
+                                         self.n_bins[feats[0]])
+            ch.blk[k] = hist_block(out, &self.offsets[0], feats[k], const_h)
+            ch.nb[k] = self.n_bins[feats[k]]
+            nbmax = max(nbmax, ch.nb[k])
+            ch.lane[k + 1] = ch.lane[k] + 4 * ch.nb[k]
+            cells = self.offsets[feats[k] + 1] - self.offsets[feats[k]]
+            memset(ch.blk[k].g, 0, cells * cell_bytes(const_h))
+        if R > 1 and n < SHORT_RUNS * n_runs:
+            rows_direct(&ch, rows, &self.ordered_eras[0], 0, grad, hess, 0, n,
+                        const_h, root)
             n_runs = 0
         for r in range(n_runs):
             lo = run_start[r]
             hi = run_stop[r]
             e = run_era[r]
-            if R == 1 or hi - lo < nb:
-                fill_rows(blk.g + e, blk.h + e if not const_h else NULL, blk.n + e,
-                          R, col, rows, NULL, grad, hess, lo, hi, const_h, root)
-                continue
-            if not lanes_clear:
-                # the lanes' first nb bins, once: the flush below clears them
-                for j in range(4):
-                    memset(sg + j * LANE_BINS, 0, nb * sizeof(double))
-                    memset(sn + j * LANE_BINS, 0, nb * sizeof(uint32_t))
+            if R > 1 and hi - lo < nbmax:
+                # a short run: column by column, as _one_feature
+                for k in range(nf):
+                    column_run(ch.blk[k], ch.nb[k], R,
+                               self.x0 + feats[k] * self.cs, self.rs, rows,
+                               grad, hess, lo, hi, e, const_h, root, sg, sh,
+                               sn, &cleared)
+            else:
+                if ch.lg == NULL and ch.ln == NULL:
+                    # the buffers, cleared (each flush clears them again)
+                    ch.lg = <double *> calloc(ch.lane[nf], sizeof(double))
+                    ch.ln = <uint32_t *> calloc(ch.lane[nf], sizeof(uint32_t))
                     if not const_h:
-                        memset(sh + j * LANE_BINS, 0, nb * sizeof(double))
-                lanes_clear = True
-            fill_rows4(sg, sh, sn, col, rows, grad, hess, lo, hi, const_h, root)
-            for b in range(nb):
-                b1 = b + LANE_BINS
-                b2 = b + 2 * LANE_BINS
-                b3 = b + 3 * LANE_BINS
-                j = b * R + e
-                blk.g[j] += (sg[b] + sg[b1]) + (sg[b2] + sg[b3])
-                blk.n[j] += (sn[b] + sn[b1]) + (sn[b2] + sn[b3])
-                sg[b] = sg[b1] = sg[b2] = sg[b3] = 0.0
-                sn[b] = sn[b1] = sn[b2] = sn[b3] = 0
-                if not const_h:
-                    blk.h[j] += (sh[b] + sh[b1]) + (sh[b2] + sh[b3])
-                    sh[b] = sh[b1] = sh[b2] = sh[b3] = 0.0
+                        ch.lh = <double *> calloc(ch.lane[nf], sizeof(double))
+                if (ch.lg == NULL or ch.ln == NULL
+                        or (not const_h and ch.lh == NULL)):
+                    # no memory for the buffers: column by column, which
+                    # needs none and gives the same sums
+                    for k in range(nf):
+                        column_run(ch.blk[k], ch.nb[k], R,
+                                   self.x0 + feats[k] * self.cs, self.rs,
+                                   rows, grad, hess, lo, hi, e, const_h, root,
+                                   sg, sh, sn, &cleared)
+                else:
+                    # four buffers for an era's run, one (rows in order)
+                    # without eras
+                    rows_lanes(&ch, rows, grad, hess, lo, hi, e, R > 1,
+                               const_h, root)
         if R > 1:
-            # the pooled cells, bin by bin (no branch: empty cells are exact
-            # zeros)
-            for b in range(nb):
-                j = b * R
-                blk.g[j + R - 1] = lane_sum(blk.g + j, R - 1)
-                if not const_h:
-                    blk.h[j + R - 1] = lane_sum(blk.h + j, R - 1)
-                cnt = 0
-                for e in range(R - 1):
-                    cnt += blk.n[j + e]
-                blk.n[j + R - 1] = cnt
+            for k in range(nf):
+                pool_eras(ch.blk[k], ch.nb[k], R, const_h)
+        free(ch.lg)
+        free(ch.lh)
+        free(ch.ln)
+        free(ch.blk)
+        free(ch.nb)
+        free(ch.lane)
 
     def compute_sparse(self, const uint32_t[::1] sample_indices not None,
                        const uint32_t[::1] features not None, bint root=False):
@@ -512,7 +831,8 @@ cdef class HistogramBuilder:
         era, kept within a bin), then the pooled sums of each bin from its
         rows, in order. ``bins`` (n) holds the rows' bins, ``pn`` the write
         position of each bin, then its count."""
-        cdef const BIN_t[::1] col = self.X_binned[:, f]
+        cdef const BIN_t *col = self.x0 + f * self.cs
+        cdef Py_ssize_t rs = self.rs
         cdef unsigned int b, nb = self.n_bins[f]
         cdef Py_ssize_t i, n = rows.shape[0]
         cdef uint32_t acc = 0, j
@@ -520,7 +840,7 @@ cdef class HistogramBuilder:
         for b in range(nb):
             pn[b] = 0
         for i in range(n):
-            b = col[i] if root else col[rows[i]]
+            b = col[i * rs] if root else col[rows[i] * rs]
             bins[i] = <BIN_t>b
             pn[b] += 1
         for b in range(nb):

@@ -48,7 +48,7 @@ from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t, G
                        uint8_t, uint32_t, int32_t, int64_t, in_bitset,
                        set_bitset, ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE,
                        RATE_SPREAD, ONE_THREAD_BELOW, ROWS_PER_THREAD,
-                       lane_sum, rows_per_bin)
+                       lane_sum, rows_per_bin, prefetch, PREFETCH_ROWS)
 from ._criteria cimport (score, era_gain, era_gains, era_directions,
                          era_direction, boltzmann,
                          value_variance, rate_spread)
@@ -1460,7 +1460,7 @@ cdef class Splitter:
             lg, lh, node.tg, node.th, node.is_present, E)
 
 
-def split_indices(const BIN_t[::1, :] X_binned, int feature, unsigned int bin_idx,
+def split_indices(const BIN_t[:, :] X_binned, int feature, unsigned int bin_idx,
                   bint missing_go_to_left, unsigned int missing_bin,
                   uint32_t[::1] sample_indices, uint32_t[::1] buffer,
                   int n_threads):
@@ -1479,7 +1479,7 @@ def split_indices(const BIN_t[::1, :] X_binned, int feature, unsigned int bin_id
                       n_threads)
 
 
-def split_indices_categorical(const BIN_t[::1, :] X_binned, int feature,
+def split_indices_categorical(const BIN_t[:, :] X_binned, int feature,
                               const uint32_t[::1] left_cat_bitset,
                               uint32_t[::1] sample_indices, uint32_t[::1] buffer,
                               int n_threads):
@@ -1493,7 +1493,7 @@ def split_indices_categorical(const BIN_t[::1, :] X_binned, int feature,
                       n_threads)
 
 
-cdef Py_ssize_t _partition(const BIN_t[::1] col, const uint8_t *goes_left,
+cdef Py_ssize_t _partition(const BIN_t[:] col, const uint8_t *goes_left,
                            uint32_t[::1] sample_indices, uint32_t[::1] buffer,
                            int n_threads) except -1:
     """Stable in-place partition of the rows by ``goes_left[bin]``."""
@@ -1504,6 +1504,7 @@ cdef Py_ssize_t _partition(const BIN_t[::1] col, const uint8_t *goes_left,
     cdef Py_ssize_t *nright = <Py_ssize_t *> calloc(nt + 1, sizeof(Py_ssize_t))
     cdef Py_ssize_t i, lo, hi, nl, nr, pos_l, pos_r, total_left = 0
     cdef uint32_t row
+    cdef bint strided = col.strides[0] != 1
     if nleft == NULL or nright == NULL:
         free(nleft)
         free(nright)
@@ -1518,6 +1519,9 @@ cdef Py_ssize_t _partition(const BIN_t[::1] col, const uint8_t *goes_left,
             # the back (reversed), then are copied out in order
             for i in range(lo, hi):
                 row = sample_indices[i]
+                if strided and i + PREFETCH_ROWS < hi:
+                    # a matrix stored by rows: a cache line a row
+                    prefetch(&col[sample_indices[i + PREFETCH_ROWS]])
                 if goes_left[col[row]]:
                     buffer[lo + nl] = row
                     nl = nl + 1

@@ -52,6 +52,11 @@ ALMOST_INF = 1e300
 WEIGHTED_BINNING = parse_version(sklearn.__version__).release >= (1, 9)
 
 #: Integer dtypes binned through lookup tables, without a float64 copy.
+# Features of at most this many bins (the missing-value bin included) are
+# stored by rows for the booster (``BinMapper.rows_layout_pays``): their
+# per-bin buffers of a chunk of 64 features stay in L1 cache.
+ROWS_MAX_BINS = 32
+
 INT_DTYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16))
 
 # columns whose thresholds are found together (bounds the subsample's copy)
@@ -291,18 +296,21 @@ class BinMapper:
             )
         return self
 
-    def transform(self, X):
-        """Bins of ``X``, a Fortran-ordered uint8 matrix.
+    def transform(self, X, by_rows=False):
+        """Bins of ``X``, a uint8 matrix in Fortran order, or in C order
+        (stored by rows) with ``by_rows``.
 
         Integer input fitted as integer goes through the lookup tables (no
         float copy); when it already is its own binned matrix (see
-        :meth:`is_identity`) it is returned as is, viewed as uint8.
+        :meth:`is_identity`) it is returned as is, viewed as uint8, in
+        Fortran order whatever ``by_rows``.
         """
         n_threads = self.n_threads or effective_n_threads()
+        order = "C" if by_rows else "F"
         if self.is_integer_ and is_small_int(X):
             if self.is_identity(X):
                 return X.view(np.uint8)
-            out = np.empty(X.shape, dtype=np.uint8, order="F")
+            out = np.empty(X.shape, dtype=np.uint8, order=order)
             map_int_to_bins(
                 X,
                 self._lut,
@@ -314,7 +322,7 @@ class BinMapper:
                 n_threads,
             )
             return out
-        out = np.empty(X.shape, dtype=np.uint8, order="F")
+        out = np.empty(X.shape, dtype=np.uint8, order=order)
         map_to_bins(
             np.asarray(X, dtype=np.float64),
             self.bin_thresholds_,
@@ -329,6 +337,23 @@ class BinMapper:
     def fit_transform(self, X, sample_weight=None):
         """``fit`` then ``transform``."""
         return self.fit(X, sample_weight).transform(X)
+
+    def rows_layout_pays(self, X):
+        """Whether the fitted bins of ``X`` are better stored by rows
+        (``transform(X, by_rows=True)``) for growing trees on every feature.
+
+        The histograms of a node's gathered rows then read one or two cache
+        lines a row instead of one a feature (``_histogram.pyx``). True when
+        ``X`` has several features, each of at most ``ROWS_MAX_BINS`` bins
+        (the missing-value bin included), and is not its own binned matrix
+        (:meth:`is_identity`, which needs no copy at all).
+        """
+        return bool(
+            X.ndim == 2
+            and X.shape[1] > 1
+            and np.all(self.n_bins_non_missing_ + 1 <= ROWS_MAX_BINS)
+            and not self.is_identity(X)
+        )
 
     def is_identity(self, X):
         """Whether the integer matrix ``X`` is its own binned matrix.
@@ -370,7 +395,7 @@ class BinMapper:
     def has_missing_values(self, X_binned):
         """uint8 flag per feature: does ``X_binned`` hold its missing bin."""
         return columns_with_value(
-            np.asfortranarray(X_binned),
+            X_binned,
             self.missing_bin_,
             self.n_threads or effective_n_threads(),
         )
