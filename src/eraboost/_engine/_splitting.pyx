@@ -1519,9 +1519,12 @@ cdef Py_ssize_t _partition(const BIN_t[:] col, const uint8_t *goes_left,
             # the back (reversed), then are copied out in order
             for i in range(lo, hi):
                 row = sample_indices[i]
-                if strided and i + PREFETCH_ROWS < hi:
-                    # a matrix stored by rows: a cache line a row
-                    prefetch(&col[sample_indices[i + PREFETCH_ROWS]])
+                if strided and i + 4 * PREFETCH_ROWS < hi:
+                    # a matrix stored by rows: a cache line a row, asked
+                    # for further ahead than the histograms' rows (a row
+                    # here is a few instructions of work, not a chunk of
+                    # features)
+                    prefetch(&col[sample_indices[i + 4 * PREFETCH_ROWS]])
                 if goes_left[col[row]]:
                     buffer[lo + nl] = row
                     nl = nl + 1
