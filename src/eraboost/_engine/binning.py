@@ -51,12 +51,12 @@ ALMOST_INF = 1e300
 #: fit without eras grows the trees of that release's estimators.
 WEIGHTED_BINNING = parse_version(sklearn.__version__).release >= (1, 9)
 
-#: Integer dtypes binned through lookup tables, without a float64 copy.
 # Features of at most this many bins (the missing-value bin included) are
 # stored by rows for the booster (``BinMapper.rows_layout_pays``): their
 # per-bin buffers of a chunk of 64 features stay in L1 cache.
 ROWS_MAX_BINS = 32
 
+#: Integer dtypes binned through lookup tables, without a float64 copy.
 INT_DTYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16))
 
 # columns whose thresholds are found together (bounds the subsample's copy)
