@@ -1,0 +1,64 @@
+"""The benchmark scripts that report more than timings still compute what
+they print (``benchmarks/``)."""
+
+import contextlib
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture
+def era_phases(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    sys.modules.pop("era_phases", None)
+    import era_phases
+
+    return era_phases
+
+
+def test_era_phases_rows_and_ratios(era_phases):
+    n, trees = 2_000, 3
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        era_phases.main(
+            [
+                "--rows",
+                str(n),
+                "--features",
+                "4",
+                "--trees",
+                str(trees),
+                "--leaves",
+                "5",
+                "--eras",
+                "4",
+            ]
+        )
+    rows = [
+        line.split("|")[1:-1]
+        for line in out.getvalue().splitlines()
+        if line.startswith("| 4 |")
+    ]
+    assert [r[1].strip() for r in rows] == ["original", "era", "directional"]
+    for r in rows:
+        per_tree = float(r[6].replace(",", ""))
+        # every tree histograms its root's n rows, then each split's
+        # smaller child: at most n / 2 rows for each of the 4 splits
+        assert n <= per_tree <= n + 4 * n / 2
+        fit, rows_ratio = (float(c.strip().rstrip("x")) for c in r[8:10])
+        assert fit > 0 and rows_ratio > 0
+        # the histograms of so small a fit may take under a millisecond
+        assert r[10].strip() == "n/a" or float(r[10].strip().rstrip("x")) >= 0
+    # the reference's own ratios
+    assert [c.strip() for c in rows[0][8:10]] == ["1.00x"] * 2
+    assert rows[0][10].strip() in ("1.00x", "n/a")
+    # rows / original is the ratio of the printed rows per tree
+    per_tree = [float(r[6].replace(",", "")) for r in rows]
+    for r, p in zip(rows[1:], per_tree[1:]):
+        assert float(r[9].strip().rstrip("x")) == pytest.approx(
+            p / per_tree[0], abs=0.006
+        )
