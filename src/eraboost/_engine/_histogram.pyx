@@ -247,14 +247,16 @@ cdef struct row_chunk_t:
     const uint32_t *feats
     block_t *blk             # their blocks
     uint32_t *nb             # their bins
-    int64_t *lane            # feature k's buffers start at lane[k]...
-    double *lg               # ... of lg, lh, ln: four of nb[k] cells each
+    # four lanes of lg, lh, ln: each holds every feature's bins, feature
+    # k's from lane[k] / 4 (a lane is lane[nf] / 4 cells)
+    int64_t *lane
+    double *lg
     double *lh
     uint32_t *ln
     int64_t R                # cells of a bin
     const BIN_t *x0          # the matrix, stored by rows: row r at x0 + r * rs
     Py_ssize_t rs
-    # feats[k] = feats[0] + k and nb[k] = nb[0]: lane[k] = 4 * k * nb[0]
+    # feats[k] = feats[0] + k and nb[k] = nb[0]: lane[k] / 4 = k * nb[0]
     bint uniform
 
 
@@ -300,14 +302,16 @@ cdef inline void rows_lanes(row_chunk_t *ch, const uint32_t[::1] rows,
                             bint four, bint const_h, bint root) noexcept nogil:
     """The rows lo .. hi - 1 of era e (the run of an era, or all rows
     without eras) into the features' per-bin buffers, then into their
-    cells ``b * R + e`` as ``(b0 + b1) + (b2 + b3)``, the buffers cleared.
+    cells ``b * R + e``, the buffers cleared.
 
-    With ``four`` row i goes to buffer ``(i - lo) % 4`` and the last
-    ``(hi - lo) % 4`` rows to buffer 0, as :func:`fill_rows4`; else there
-    is one buffer a feature (``nb[k]`` cells at ``lane[k] / 4``), the rows
-    added in order, as :func:`fill_rows`. A chunk of consecutive features
-    of one bin count (``uniform``) takes a loop without per-feature
-    lookups."""
+    The buffers are lanes of ``LS`` cells, every feature's bins in a row
+    (feature k's at ``lane[k] / 4``), so that a row's additions stay within
+    a few cache lines. Without ``four`` the rows go to lane 0 in order, as
+    :func:`fill_rows`. With ``four`` row i goes to lane ``(i - lo) % 4``
+    and the last ``(hi - lo) % 4`` rows to lane 0, as :func:`fill_rows4`,
+    and the lanes are added as ``(l0 + l1) + (l2 + l3)``. A chunk of
+    consecutive features of one bin count (``uniform``) takes a loop
+    without per-feature lookups."""
     cdef Py_ssize_t i, full = lo + ((hi - lo) & ~(<Py_ssize_t>3))
     cdef int k, nf = ch.nf
     cdef int64_t j, base, nbk, R = ch.R
@@ -320,10 +324,9 @@ cdef inline void rows_lanes(row_chunk_t *ch, const uint32_t[::1] rows,
     cdef double *lg = ch.lg
     cdef double *lh = ch.lh
     cdef uint32_t *ln = ch.ln
-    cdef double *L
-    # buffers a feature: m = 4 or 1; feature k's at lane[k] * m / 4
-    cdef int64_t m = 4 if four else 1
-    cdef int64_t NB = ch.nb[0], NBM = m * ch.nb[0]
+    # the cells of a lane
+    cdef int64_t LS = ch.lane[nf] >> 2
+    cdef int64_t NB = ch.nb[0]
     cdef bint uniform = ch.uniform
     if not four:
         full = lo
@@ -338,52 +341,47 @@ cdef inline void rows_lanes(row_chunk_t *ch, const uint32_t[::1] rows,
         gi = grad[i]
         if not const_h:
             hi_ = hess[i]
-        j = (i - lo) & 3 if i < full else 0
+        j = ((i - lo) & 3) * LS if i < full else 0
         if uniform:
-            j = j * NB
             for k in range(nf):
-                base = k * NBM + j + row[k]
+                base = j + k * NB + row[k]
                 lg[base] += gi
                 ln[base] += 1
                 if not const_h:
                     lh[base] += hi_
         else:
             for k in range(nf):
-                base = (ch.lane[k] >> 2) * m + j * ch.nb[k] + row[feats[k] - feats[0]]
+                base = j + (ch.lane[k] >> 2) + row[feats[k] - feats[0]]
                 lg[base] += gi
                 ln[base] += 1
                 if not const_h:
                     lh[base] += hi_
-    if not four:
-        for k in range(nf):
-            nbk = ch.nb[k]
-            base = ch.lane[k] >> 2
-            for b in range(nbk):
-                ch.blk[k].g[b * R + e] += lg[base + b]
-                ch.blk[k].n[b * R + e] += ln[base + b]
-                lg[base + b] = 0.0
-                ln[base + b] = 0
-                if not const_h:
-                    ch.blk[k].h[b * R + e] += lh[base + b]
-                    lh[base + b] = 0.0
-        return
     for k in range(nf):
         nbk = ch.nb[k]
-        base = ch.lane[k]
+        base = ch.lane[k] >> 2
         for b in range(nbk):
             j = b * R + e
-            L = lg + base + b
-            ch.blk[k].g[j] += (L[0] + L[nbk]) + (L[2 * nbk] + L[3 * nbk])
-            L[0] = L[nbk] = L[2 * nbk] = L[3 * nbk] = 0.0
-            ch.blk[k].n[j] += ((ln[base + b] + ln[base + b + nbk])
-                               + (ln[base + b + 2 * nbk]
-                                  + ln[base + b + 3 * nbk]))
-            ln[base + b] = ln[base + b + nbk] = 0
-            ln[base + b + 2 * nbk] = ln[base + b + 3 * nbk] = 0
+            i = base + b
+            if four:
+                ch.blk[k].g[j] += (lg[i] + lg[i + LS]) + (lg[i + 2 * LS]
+                                                          + lg[i + 3 * LS])
+                ch.blk[k].n[j] += (ln[i] + ln[i + LS]) + (ln[i + 2 * LS]
+                                                          + ln[i + 3 * LS])
+                lg[i + LS] = lg[i + 2 * LS] = lg[i + 3 * LS] = 0.0
+                ln[i + LS] = ln[i + 2 * LS] = ln[i + 3 * LS] = 0
+                if not const_h:
+                    ch.blk[k].h[j] += (lh[i] + lh[i + LS]) + (lh[i + 2 * LS]
+                                                              + lh[i + 3 * LS])
+                    lh[i + LS] = lh[i + 2 * LS] = lh[i + 3 * LS] = 0.0
+            else:
+                ch.blk[k].g[j] += lg[i]
+                ch.blk[k].n[j] += ln[i]
+                if not const_h:
+                    ch.blk[k].h[j] += lh[i]
+            lg[i] = 0.0
+            ln[i] = 0
             if not const_h:
-                L = lh + base + b
-                ch.blk[k].h[j] += (L[0] + L[nbk]) + (L[2 * nbk] + L[3 * nbk])
-                L[0] = L[nbk] = L[2 * nbk] = L[3 * nbk] = 0.0
+                lh[i] = 0.0
 
 
 class SparseHistogram:
@@ -676,11 +674,11 @@ cdef class HistogramBuilder:
         Every cell is the sum of the same values in the same order as
         :meth:`_one_feature` makes it, so both layouts give the same
         histograms bit for bit: rows straight into their cells without eras
-        or with short runs; an era's long run into four per-bin buffers per
-        feature (row ``i`` in buffer ``(i - lo) % 4``, the last ``(hi - lo)
-        % 4`` rows in buffer 0), added to the era's cells as
-        ``(b0 + b1) + (b2 + b3)``; a run shorter than a feature's bins
-        column by column."""
+        or with short runs; an era's long run into four lanes of per-bin
+        buffers (row ``i`` in lane ``(i - lo) % 4``, the last ``(hi - lo)
+        % 4`` rows in lane 0), added to the era's cells as
+        ``(l0 + l1) + (l2 + l3)``, the sums of :func:`fill_rows4`; a run
+        shorter than a feature's bins column by column."""
         cdef int64_t R = rows_per_bin(self.n_eras)
         cdef Py_ssize_t n = rows.shape[0], r, lo, hi
         cdef int k
@@ -757,7 +755,7 @@ cdef class HistogramBuilder:
                                    rows, grad, hess, lo, hi, e, const_h, root,
                                    sg, sh, sn, &cleared)
                 else:
-                    # four buffers for an era's run, one (rows in order)
+                    # four lanes for an era's run, one (rows in order)
                     # without eras
                     rows_lanes(&ch, rows, grad, hess, lo, hi, e, R > 1,
                                const_h, root)
