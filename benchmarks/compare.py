@@ -16,6 +16,9 @@ Usage::
     # one case at 1, 2 and 16 threads
     python benchmarks/compare.py --cases int8 --threads 1,2,16
 
+    # eraboost's three criteria on one case at 256 eras only
+    python benchmarks/compare.py --cases int8 --eras 256 --only '^eraboost'
+
     # the same fits under OMP_WAIT_POLICY=passive (labelled so in the table)
     python benchmarks/compare.py --cases float --wait-policy passive
 
@@ -323,6 +326,18 @@ def _runs_of_case(case, quick, peer_python):
                     )
                 )
     return out
+
+
+def select_runs(runs, only=None, eras=None):
+    """The ``(label, spec)`` runs whose label matches the regular expression
+    ``only`` and whose era count is one of ``eras`` (comma-separated), each
+    filter skipped when None."""
+    if only:
+        runs = [(lab, s) for lab, s in runs if re.search(only, lab)]
+    if eras:
+        keep = {int(e) for e in eras.split(",")}
+        runs = [(lab, s) for lab, s in runs if s["n_eras"] in keep]
+    return runs
 
 
 def run_one(spec, python):
@@ -636,6 +651,12 @@ def main(argv=None):
         choices=["passive", "active"],
         help="OMP_WAIT_POLICY for the fits (default: unset, as users run)",
     )
+    ap.add_argument(
+        "--eras",
+        default=None,
+        help="comma-separated era counts: run only the fits of a case with "
+        "one of them (1: the fits without eras)",
+    )
     ap.add_argument("--out", default="bench_results/compare.jsonl")
     ap.add_argument("--table-only", action="store_true")
     args = ap.parse_args(argv)
@@ -655,8 +676,7 @@ def main(argv=None):
         for case in args.cases.split(","):
             runs = runs_of_case(case, args.quick, peer, args.max_iter)
             runs = with_threads(runs, args.threads, args.wait_policy)
-            if args.only:
-                runs = [(lab, s) for lab, s in runs if re.search(args.only, lab)]
+            runs = select_runs(runs, args.only, args.eras)
             for rep in range(args.repeats):
                 for label, spec in runs:
                     rec = dict(

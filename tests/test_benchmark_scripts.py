@@ -62,3 +62,33 @@ def test_era_phases_rows_and_ratios(era_phases):
         assert float(r[9].strip().rstrip("x")) == pytest.approx(
             p / per_tree[0], abs=0.006
         )
+
+
+@pytest.fixture
+def compare(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    sys.modules.pop("compare", None)
+    import compare
+
+    return compare
+
+
+def test_compare_selects_runs_by_label_and_eras(compare):
+    runs = compare.runs_of_case("int8", False, None, None)
+    assert {s["n_eras"] for _, s in runs} == {1, 16, 256, 1024}
+    picked = compare.select_runs(runs, "^eraboost", "256")
+    assert sorted(lab for lab, _ in picked) == [
+        "eraboost directional",
+        "eraboost era",
+        "eraboost original",
+    ]
+    assert all(s["n_eras"] == 256 for _, s in picked)
+    # the fits without eras are era count 1
+    plain = compare.select_runs(runs, None, "1")
+    assert {lab for lab, _ in plain} == {
+        "sklearn",
+        "lightgbm",
+        "xgboost",
+        "eraboost original",
+    }
+    assert compare.select_runs(runs) == runs
