@@ -2,6 +2,7 @@
 they print (``benchmarks/``)."""
 
 import contextlib
+import importlib
 import io
 import sys
 from pathlib import Path
@@ -11,13 +12,16 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
+def import_benchmark(monkeypatch, name):
+    """The script ``benchmarks/<name>.py`` as a module, imported afresh."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    sys.modules.pop(name, None)
+    return importlib.import_module(name)
+
+
 @pytest.fixture
 def era_phases(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    sys.modules.pop("era_phases", None)
-    import era_phases
-
-    return era_phases
+    return import_benchmark(monkeypatch, "era_phases")
 
 
 def test_era_phases_rows_and_ratios(era_phases):
@@ -66,11 +70,7 @@ def test_era_phases_rows_and_ratios(era_phases):
 
 @pytest.fixture
 def compare(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    sys.modules.pop("compare", None)
-    import compare
-
-    return compare
+    return import_benchmark(monkeypatch, "compare")
 
 
 def test_compare_selects_runs_by_label_and_eras(compare):
