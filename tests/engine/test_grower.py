@@ -114,7 +114,7 @@ def test_every_node_is_the_reference_split(
     assert with_missing.sum() == (4 if missing is None else 2)
     rows = 1 if split_type == "original" else n_eras + 1
     bins = np.where(with_missing, 8, 7)
-    assert (np.diff(grower.offsets) == (rows * bins + 4 + 15) // 16 * 16).all()
+    assert (np.diff(grower.offsets) == (rows * bins + 4 + 31) // 32 * 32).all()
     nodes = grower.make_predictor(bm.bin_thresholds_).nodes
     n_checked = check_tree(
         nodes,

@@ -52,9 +52,11 @@ def test_layout_blocks_are_padded_whole_cache_lines(n_eras):
     rows = n_eras + 1 if n_eras > 1 else 1  # the era rows and the pooled row
     sizes = np.diff(offsets)
     assert offsets[0] == 0
-    assert np.all(sizes % 16 == 0)  # 16 cells of 20 bytes: 5 cache lines
+    # 32 cells of 12 or 20 bytes: 3 or 5 pairs of cache lines
+    assert np.all(sizes % 32 == 0)
+    assert np.all(sizes * 12 % 128 == 0) and np.all(sizes * 20 % 128 == 0)
     assert np.all(sizes - rows * n_bins >= 4)
-    assert np.all(sizes - rows * n_bins < 20)
+    assert np.all(sizes - rows * n_bins < 36)
 
 
 def test_era_runs():
@@ -281,12 +283,15 @@ def wide_data(seed, n, n_eras, const_h):
 @pytest.mark.parametrize("const_h", [False, True])
 @pytest.mark.parametrize("n_eras", [1, 3, 40])
 @pytest.mark.parametrize("order", ["grouped", "shuffled", "root"])
-def test_matrix_stored_by_rows_gives_the_same_bytes(const_h, n_eras, order):
-    """A C-ordered matrix is filled row by row, in chunks of features; every
-    cell is the same sum, in the same order, as from the Fortran-ordered
-    matrix: the buffers are equal byte for byte, for any thread count, with
-    long and short era runs, runs shorter than a feature's bins, a feature
-    subset that is not contiguous, and the listed features only written."""
+@pytest.mark.parametrize("block_rows", [0, 700])
+def test_matrix_stored_by_rows_gives_the_same_bytes(const_h, n_eras, order, block_rows):
+    """A C-ordered matrix is filled row by row, in chunks of features and
+    groups of eras (without eras, blocks of rows summed apart, then added in
+    order); every cell is the same sum, in the same order, as from the
+    Fortran-ordered matrix: the buffers are equal byte for byte, for any
+    thread count, with long and short era runs, runs shorter than a
+    feature's bins, eras in several runs (shuffled rows), a feature subset
+    that is not contiguous, and the listed features only written."""
     Xb, n_bins, g, h, eras = wide_data(6, 5000, n_eras, const_h)
     codes = eras if n_eras > 1 else None
     eras_used = eras if n_eras > 1 else np.zeros_like(eras)
@@ -303,7 +308,9 @@ def test_matrix_stored_by_rows_gives_the_same_bytes(const_h, n_eras, order):
     for features in (np.arange(150, dtype=np.uint32), subset):
         results = []
         for X, n_threads in ((Xb, 1), (Xc, 1), (Xc, 2), (Xc, 5)):
-            b = HistogramBuilder(X, n_bins, offsets, n_eras, codes, g, h, n_threads)
+            b = HistogramBuilder(
+                X, n_bins, offsets, n_eras, codes, g, h, n_threads, block_rows
+            )
             assert b.by_rows == (X is Xc)
             hist = b.empty()
             hist[:] = 7  # the unlisted features' blocks keep it
@@ -314,7 +321,7 @@ def test_matrix_stored_by_rows_gives_the_same_bytes(const_h, n_eras, order):
         assert results[3] == results[0]
     # and the sums are right (the Fortran path is checked against NumPy
     # above; this checks one feature of each kind here too)
-    b = HistogramBuilder(Xc, n_bins, offsets, n_eras, codes, g, h, 2)
+    b = HistogramBuilder(Xc, n_bins, offsets, n_eras, codes, g, h, 2, block_rows)
     hist = b.empty()
     b.compute_brute(rows, hist, subset, order == "root")
     for f in (0, 70, 72, 133, 134, 148):

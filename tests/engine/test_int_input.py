@@ -8,6 +8,7 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
 from test_binning import fit_sklearn_mapper
+from threadpoolctl import threadpool_limits
 
 from eraboost import HistGradientBoostingRegressor
 from eraboost._engine import _memory, binning
@@ -291,3 +292,34 @@ def test_same_model_from_c_and_fortran_input(split_type, n_eras, loss):
             X, y, eras=fit_eras
         )
     assert captured == [True, False]
+
+
+@pytest.mark.parametrize("split_type, n_eras", [("original", 1), ("era", 64)])
+def test_same_model_from_either_layout_and_any_threads_on_large_nodes(
+    split_type, n_eras
+):
+    """Nodes of more rows than a block (16,384; without eras each block is
+    summed apart, then the blocks in order) and eras split into groups
+    among the threads: C and Fortran input, one thread or two, the same
+    model bit for bit."""
+    rng = np.random.RandomState(2)
+    n = 40_000
+    X = rng.randint(0, 5, size=(n, 30)).astype(np.int8)
+    y = X[:, 0] - 0.5 * X[:, 1] * X[:, 2] + rng.normal(size=n)
+    eras = np.repeat(np.arange(n_eras), -(-n // n_eras))[:n]
+    params = dict(
+        max_iter=6,
+        max_leaf_nodes=15,
+        split_type=split_type,
+        early_stopping=False,
+        random_state=0,
+    )
+    preds = []
+    for order, threads in (("C", 1), ("C", 2), ("F", 1), ("F", 2)):
+        Xo = np.asarray(X, order=order)
+        with threadpool_limits(threads, user_api="openmp"):
+            est = HistGradientBoostingRegressor(**params)
+            est.fit(Xo, y, eras=eras if n_eras > 1 else None)
+        preds.append(est.predict(Xo))
+    for p in preds[1:]:
+        np.testing.assert_array_equal(p, preds[0])

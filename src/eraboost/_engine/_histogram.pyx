@@ -31,7 +31,7 @@ of rows of one era writes to the ``n_bins[f]`` cells of that era only, and
 the next era's run to their neighbours.
 """
 from cython.parallel import prange
-from libc.stdlib cimport malloc, calloc, free
+from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 import numpy as np
 
@@ -49,6 +49,13 @@ cdef enum:
     # features of a chunk filled row by row (``_feature_rows``): 64 bytes
     # of a row, one cache line
     ROW_CHUNK = 64
+    # Without eras, a node's rows are summed in blocks (``_rows_by_blocks``)
+    # of at least MIN_BLOCK_ROWS rows, at most MAX_BLOCKS of them, their
+    # sums taking at most BLOCK_SUMS_BYTES: numbers of the data alone, so
+    # that the sums never depend on the threads.
+    MIN_BLOCK_ROWS = 16384
+    MAX_BLOCKS = 64
+    BLOCK_SUMS_BYTES = 64 << 20
 
 
 def histogram_rows_per_bin(int n_eras):
@@ -69,18 +76,27 @@ def histogram_layout(const uint32_t[::1] n_bins, int n_eras):
     number of cells of a histogram.
 
     A block has ``n_bins[f]`` bins of ``n_eras`` cells, plus the pooled cell
-    when ``n_eras > 1``, then padding up to a multiple of 16 cells with at
-    least 4 unused cells: every block starts on a cache line (16 cells are
-    192 or 320 bytes), so two threads filling neighbouring features never
-    write to the same line.
+    when ``n_eras > 1``, then padding up to a multiple of 32 cells with at
+    least 4 unused cells: every block starts on a pair of cache lines (32
+    cells are 384 or 640 bytes, multiples of 128), so two threads filling
+    neighbouring features never write to the same line, nor to the two
+    lines that Intel processors fetch together.
     """
     cdef Py_ssize_t f, p = n_bins.shape[0]
     cdef int64_t rows = rows_per_bin(n_eras)
     offsets = np.zeros(p + 1, dtype=np.int64)
     cdef int64_t[::1] off = offsets
     for f in range(p):
-        off[f + 1] = off[f] + (rows * n_bins[f] + 4 + 15) // 16 * 16
+        off[f + 1] = off[f] + (rows * n_bins[f] + 4 + 31) // 32 * 32
     return offsets
+
+
+def aligned_bytes(Py_ssize_t nbytes):
+    """An uninitialised uint8 array of ``nbytes`` starting on a 128-byte
+    boundary (a pair of cache lines)."""
+    raw = np.empty(nbytes + 128, dtype=np.uint8)
+    start = (-raw.ctypes.data) % 128
+    return raw[start:start + nbytes]
 
 
 cdef Py_ssize_t count_runs(const int32_t *eras, Py_ssize_t n, int64_t *era,
@@ -239,6 +255,27 @@ cdef void pool_eras(block_t blk, unsigned int nb, int64_t R,
         for e in range(R - 1):
             cnt += blk.n[j + e]
         blk.n[j + R - 1] = cnt
+
+
+cdef void add_blocks(uint8_t *out, const uint8_t *sums, Py_ssize_t nbytes,
+                     int n_blocks, const int64_t *offsets, int f,
+                     bint const_h) noexcept nogil:
+    """Feature f's block of ``out``: zeros, plus its blocks in the
+    ``n_blocks`` histograms at ``sums``, ``sums + nbytes``, ..., in that
+    order."""
+    cdef int64_t j, cells = offsets[f + 1] - offsets[f]
+    cdef block_t o = hist_block(out, offsets, f, const_h)
+    cdef block_t s
+    cdef int u
+    memset(o.g, 0, cells * cell_bytes(const_h))
+    for u in range(n_blocks):
+        s = hist_block(sums + u * nbytes, offsets, f, const_h)
+        for j in range(cells):
+            o.g[j] += s.g[j]
+            o.n[j] += s.n[j]
+        if not const_h:
+            for j in range(cells):
+                o.h[j] += s.h[j]
 
 
 cdef struct row_chunk_t:
@@ -423,6 +460,11 @@ cdef class HistogramBuilder:
     gradients, hessians : ndarray of float32
         ``hessians`` may have shape (1,) when they are constant.
     n_threads : int
+    block_rows : int, default=0
+        Rows of a block when a node without eras is summed by blocks (each
+        block's sums from zero, added in order: the sums depend on this
+        number, never on the threads). 0: at least 16384, at most 64 blocks
+        of the training rows, their histograms within 64 MB.
 
     Attributes
     ----------
@@ -454,9 +496,14 @@ cdef class HistogramBuilder:
     cdef const int64_t[::1] sparse_offsets
     cdef object sparse_offsets_array
     cdef list _sparse_free     # SparseHistograms given back, for reuse
+    # rows of a block of a node without eras (``_rows_by_blocks``)
+    cdef public Py_ssize_t block_rows
+    cdef object _block_sums    # the blocks' histograms (uint8)
+    cdef object _groups        # the era groups' first runs (int64)
+    cdef object _seen          # eras seen among a node's runs (uint8)
 
     def __init__(self, X_binned, n_bins, offsets, int n_eras, era_codes,
-                 gradients, hessians, int n_threads):
+                 gradients, hessians, int n_threads, Py_ssize_t block_rows=0):
         self.X_binned = X_binned
         self.rs = self.X_binned.strides[0]
         self.cs = self.X_binned.strides[1]
@@ -493,6 +540,15 @@ cdef class HistogramBuilder:
         self.sparse_offsets_array = sparse_offsets
         self._sparse_free = []
         self.sparse_offsets = sparse_offsets
+        if block_rows <= 0:
+            max_blocks = max(1, min(MAX_BLOCKS,
+                                    BLOCK_SUMS_BYTES // max(self.nbytes, 1)))
+            block_rows = max(MIN_BLOCK_ROWS,
+                             -(-self.X_binned.shape[0] // max_blocks))
+        self.block_rows = block_rows
+        self._block_sums = np.zeros(0, dtype=np.uint8)
+        self._groups = None
+        self._seen = np.zeros(max(n_eras, 1), dtype=np.uint8)
 
     @property
     def constant_hessian(self):
@@ -500,10 +556,8 @@ cdef class HistogramBuilder:
         return float(self.hessians[0])
 
     def empty(self):
-        """A new, uninitialised histogram buffer (bytes, 64-byte aligned)."""
-        raw = np.empty(self.nbytes + 64, dtype=np.uint8)
-        start = (-raw.ctypes.data) % 64
-        return raw[start:start + self.nbytes]
+        """A new, uninitialised histogram buffer (bytes, 128-byte aligned)."""
+        return aligned_bytes(self.nbytes)
 
     def block(self, const uint8_t[::1] hist, int f):
         """Views of feature f's block: arrays ``g``, ``h`` (None when the
@@ -597,26 +651,149 @@ cdef class HistogramBuilder:
         run_era = runs[0]
         run_start = runs[1]
         run_stop = runs[2]
-        cdef int c, n_chunks, k0, k1
         if self.by_rows and n_feat > 0:
-            # chunks of consecutive listed features, one task each: at
-            # least one per thread, at most ROW_CHUNK features each
-            n_chunks = max(nt, (n_feat + ROW_CHUNK - 1) // ROW_CHUNK)
-            n_chunks = min(n_chunks, n_feat)
-            with nogil:
-                for c in prange(n_chunks, schedule='static', chunksize=1,
-                                num_threads=nt):
-                    k0 = c * n_feat // n_chunks
-                    k1 = (c + 1) * n_feat // n_chunks
-                    self._feature_rows(&features[k0], k1 - k0, sample_indices,
-                                       grad, hess, const_h, root, run_era,
-                                       run_start, run_stop, n_runs, &out[0])
+            if use_eras:
+                self._rows_by_era_groups(sample_indices, features, grad, hess,
+                                         const_h, root, runs, n_runs, nt, out)
+            else:
+                self._rows_by_blocks(sample_indices, features, grad, hess,
+                                     const_h, root, nt, out)
             return
         with nogil:
             for k in prange(n_feat, schedule='dynamic', num_threads=nt):
                 f = features[k]
                 self._one_feature(f, sample_indices, grad, hess, const_h, root,
                                   run_era, run_start, run_stop, n_runs, &out[0])
+
+    cdef int _chunks(self, int n_feat, int units, int nt) noexcept nogil:
+        """Chunks of consecutive listed features for ``units`` row ranges:
+        at most ROW_CHUNK features each, and enough for a task per thread.
+        How the features are chunked never changes a sum."""
+        cdef int n_chunks = (n_feat + ROW_CHUNK - 1) // ROW_CHUNK
+        n_chunks = max(n_chunks, (nt + units - 1) // units)
+        return min(n_chunks, n_feat)
+
+    cdef void _rows_by_blocks(self, const uint32_t[::1] rows,
+                              const uint32_t[::1] features,
+                              const G_t[::1] grad, const G_t[::1] hess,
+                              bint const_h, bint root, int nt,
+                              uint8_t[::1] out):
+        """Without eras, from a matrix stored by rows: the node's rows in
+        blocks of ``block_rows`` (a number that depends on the data only,
+        never on the threads), one task per block and chunk of features,
+        each block summed apart in row order, then the blocks' sums added
+        in block order. Each row is read once per chunk, not once per
+        thread; :meth:`_one_feature` makes the same sums column by column."""
+        cdef Py_ssize_t n = rows.shape[0], BR = self.block_rows
+        cdef Py_ssize_t lo, hi, nbytes = self.nbytes
+        cdef int n_feat = features.shape[0]
+        cdef int n_blocks = <int> max(1, (n + BR - 1) // BR)
+        cdef int n_chunks = self._chunks(n_feat, n_blocks, nt)
+        cdef int t, u, c, k0, k1, k, f
+        cdef uint8_t *sums = &out[0]
+        cdef uint8_t *target
+        cdef uint8_t[::1] scratch
+        if n_blocks > 1:
+            if self._block_sums.shape[0] < n_blocks * nbytes:
+                self._block_sums = aligned_bytes(n_blocks * nbytes)
+            scratch = self._block_sums
+            sums = &scratch[0]
+        # (Cython's loops in one parallel region do not wait for each
+        # other: one region a loop)
+        with nogil:
+            for t in prange(n_blocks * n_chunks, schedule='dynamic',
+                            num_threads=nt):
+                u = t // n_chunks
+                c = t % n_chunks
+                k0 = c * n_feat // n_chunks
+                k1 = (c + 1) * n_feat // n_chunks
+                lo = u * BR
+                hi = min(n, lo + BR)
+                target = &out[0] if n_blocks == 1 else sums + u * nbytes
+                self._feature_rows(&features[k0], k1 - k0, rows, grad, hess,
+                                   const_h, root, NULL, NULL, NULL, lo, hi,
+                                   False, target, True)
+            if n_blocks > 1:
+                for k in prange(n_feat, schedule='static', num_threads=nt):
+                    f = features[k]
+                    add_blocks(&out[0], sums, nbytes, n_blocks,
+                               &self.offsets[0], f, const_h)
+
+    cdef void _rows_by_era_groups(self, const uint32_t[::1] rows,
+                                  const uint32_t[::1] features,
+                                  const G_t[::1] grad, const G_t[::1] hess,
+                                  bint const_h, bint root,
+                                  const int64_t[:, ::1] runs, int n_runs,
+                                  int nt, uint8_t[::1] out):
+        """With eras, from a matrix stored by rows: the eras' runs in groups
+        of about equal rows, one task per group and chunk of features. An
+        era's cells are written by the one task that holds its run, so the
+        sums do not depend on the groups (nor on the threads); the blocks
+        are cleared before and pooled after. When an era has several runs
+        (rows not grouped by era), a single group holds them all."""
+        cdef int n_feat = features.shape[0]
+        cdef Py_ssize_t n = rows.shape[0]
+        cdef int n_groups = self._era_groups(runs, n_runs, n, nt)
+        cdef int n_chunks = self._chunks(n_feat, n_groups, nt)
+        cdef int t, u, c, k0, k1, k, f
+        cdef int64_t R = rows_per_bin(self.n_eras)
+        cdef bint short_runs = n < SHORT_RUNS * n_runs
+        cdef const int64_t[::1] group = self._groups
+        cdef block_t blk
+        with nogil:
+            for k in prange(n_feat, schedule='static', num_threads=nt):
+                f = features[k]
+                blk = hist_block(&out[0], &self.offsets[0], f, const_h)
+                memset(blk.g, 0, (self.offsets[f + 1] - self.offsets[f])
+                       * cell_bytes(const_h))
+            for t in prange(n_groups * n_chunks, schedule='dynamic',
+                            num_threads=nt):
+                u = t // n_chunks
+                c = t % n_chunks
+                k0 = c * n_feat // n_chunks
+                k1 = (c + 1) * n_feat // n_chunks
+                self._feature_rows(&features[k0], k1 - k0, rows, grad, hess,
+                                   const_h, root, &runs[0, 0], &runs[1, 0],
+                                   &runs[2, 0], group[u], group[u + 1],
+                                   short_runs, &out[0], False)
+            for k in prange(n_feat, schedule='static', num_threads=nt):
+                f = features[k]
+                pool_eras(hist_block(&out[0], &self.offsets[0], f, const_h),
+                          self.n_bins[f], R, const_h)
+
+    cdef int _era_groups(self, const int64_t[:, ::1] runs, int n_runs,
+                         Py_ssize_t n, int nt):
+        """Split the runs into groups of consecutive runs of about equal
+        rows (up to four a thread), into ``_groups`` (group u: runs
+        ``_groups[u] .. _groups[u + 1] - 1``); one group when an era has
+        several runs. Returns the number of groups (at least 1)."""
+        cdef int n_groups = 1, r, u
+        cdef int64_t e
+        cdef Py_ssize_t m = self.n_eras
+        if self._groups is None or self._groups.shape[0] < n_runs + 2:
+            self._groups = np.zeros(max(n_runs, m) + 2, dtype=np.int64)
+        cdef int64_t[::1] group = self._groups
+        cdef uint8_t[::1] seen = self._seen
+        if nt > 1 and n_runs > 1 and n_runs <= m:
+            memset(&seen[0], 0, m)
+            n_groups = min(n_runs, 4 * nt)
+            for r in range(n_runs):
+                e = runs[0, r]
+                if e < 0 or e >= m or seen[e]:
+                    n_groups = 1
+                    break
+                seen[e] = 1
+        group[0] = 0
+        u = 1
+        if n_groups > 1:
+            # group u starts at the first run starting at or after u n / G
+            # (a later one when a long run spans several of these marks)
+            for r in range(1, n_runs):
+                if u < n_groups and runs[1, r] * n_groups >= u * n:
+                    group[u] = r
+                    u += 1
+        group[u] = n_runs
+        return u
 
     cdef void _one_feature(self, int f, const uint32_t[::1] rows,
                            const G_t[::1] grad, const G_t[::1] hess,
@@ -632,19 +809,40 @@ cdef class HistogramBuilder:
         (in L1 cache, four of them: consecutive rows do not wait for each
         other's additions), then written to the era's cells: its rows do not
         each touch a different cache line of the block. When the runs are
-        short, the rows go straight to their cells, in one loop."""
+        short, the rows go straight to their cells, in one loop. Without
+        eras, the rows are summed in blocks of ``block_rows`` as
+        :meth:`_rows_by_blocks` sums them."""
         cdef const BIN_t *col = self.x0 + f * self.cs
         cdef block_t blk = hist_block(out, &self.offsets[0], f, const_h)
         cdef int64_t cells = self.offsets[f + 1] - self.offsets[f]
         cdef int64_t R = rows_per_bin(self.n_eras)
-        cdef Py_ssize_t r
-        cdef unsigned int nb = self.n_bins[f]
+        cdef Py_ssize_t r, lo, n = rows.shape[0], BR = self.block_rows
+        cdef unsigned int b, nb = self.n_bins[f]
         # one era's sums, by bin, in four buffers
         cdef double sg[4 * LANE_BINS]
         cdef double sh[4 * LANE_BINS]
         cdef uint32_t sn[4 * LANE_BINS]
         cdef unsigned int cleared = 0   # bins of the lanes cleared
         memset(blk.g, 0, cells * cell_bytes(const_h))
+        if R == 1 and n > BR:
+            # blocks of rows, each summed from zero, added in order
+            memset(sg, 0, nb * sizeof(double))
+            memset(sh, 0, nb * sizeof(double))
+            memset(sn, 0, nb * sizeof(uint32_t))
+            lo = 0
+            while lo < n:
+                fill_rows(sg, sh, sn, 1, col, self.rs, rows, NULL, grad, hess,
+                          lo, min(n, lo + BR), const_h, root)
+                for b in range(nb):
+                    blk.g[b] += sg[b]
+                    blk.n[b] += sn[b]
+                    sg[b] = 0.0
+                    sn[b] = 0
+                    if not const_h:
+                        blk.h[b] += sh[b]
+                        sh[b] = 0.0
+                lo += BR
+            return
         if R > 1 and rows.shape[0] < SHORT_RUNS * n_runs:
             # short runs: one loop over the rows, each with its era
             fill_rows(blk.g, blk.h, blk.n, R, col, self.rs, rows,
@@ -661,56 +859,55 @@ cdef class HistogramBuilder:
     cdef void _feature_rows(self, const uint32_t *feats, int nf,
                             const uint32_t[::1] rows,
                             const G_t[::1] grad, const G_t[::1] hess,
-                            bint const_h, bint root,
-                            const int64_t[::1] run_era,
-                            const int64_t[::1] run_start,
-                            const int64_t[::1] run_stop, int n_runs,
-                            uint8_t *out) noexcept nogil:
-        """The blocks of the features ``feats[0 .. nf-1]``, row by row, from
-        a matrix stored by rows: each row's bins of these features are read
-        together (one or two cache lines) instead of a cache line per
-        feature, and the next rows are prefetched.
+                            bint const_h, bint root, const int64_t *run_era,
+                            const int64_t *run_start, const int64_t *run_stop,
+                            Py_ssize_t r0, Py_ssize_t r1, bint short_runs,
+                            uint8_t *out, bint clear) noexcept nogil:
+        """The sums of the features ``feats[0 .. nf-1]`` (at most
+        ROW_CHUNK), row by row, from a matrix stored by rows: each row's bins
+        of these features are read together (one or two cache lines)
+        instead of a cache line per feature, and the next rows are
+        prefetched. ``clear``: the blocks are cleared first.
+
+        Without eras (``run_era`` NULL): the rows ``r0 .. r1 - 1``, in
+        order, added to the cells. With eras: the runs ``r0 .. r1 - 1``
+        (``run_era``, ``run_start``, ``run_stop``), each into its era's
+        cells, not pooled; with ``short_runs``, their rows straight into
+        their cells.
 
         Every cell is the sum of the same values in the same order as
         :meth:`_one_feature` makes it, so both layouts give the same
-        histograms bit for bit: rows straight into their cells without eras
-        or with short runs; an era's long run into four lanes of per-bin
-        buffers (row ``i`` in lane ``(i - lo) % 4``, the last ``(hi - lo)
-        % 4`` rows in lane 0), added to the era's cells as
-        ``(l0 + l1) + (l2 + l3)``, the sums of :func:`fill_rows4`; a run
-        shorter than a feature's bins column by column."""
+        histograms bit for bit: rows straight into their cells with short
+        runs; an era's long run into four lanes of per-bin buffers (row
+        ``i`` in lane ``(i - lo) % 4``, the last ``(hi - lo) % 4`` rows in
+        lane 0), added to the era's cells as ``(l0 + l1) + (l2 + l3)``, the
+        sums of :func:`fill_rows4`; a run shorter than a feature's bins
+        column by column."""
         cdef int64_t R = rows_per_bin(self.n_eras)
-        cdef Py_ssize_t n = rows.shape[0], r, lo, hi
+        cdef Py_ssize_t r, lo, hi
         cdef int k
         cdef int64_t e, cells
         cdef unsigned int nbmax = 0
         cdef row_chunk_t ch
+        cdef block_t blk[ROW_CHUNK]
+        cdef uint32_t nbs[ROW_CHUNK]
+        cdef int64_t lane[ROW_CHUNK + 1]
         cdef double sg[4 * LANE_BINS]
         cdef double sh[4 * LANE_BINS]
         cdef uint32_t sn[4 * LANE_BINS]
         cdef unsigned int cleared = 0   # bins of the lanes cleared
-        if nf <= 0:
+        if nf <= 0 or nf > ROW_CHUNK:
             return
         ch.nf = nf
         ch.R = R
         ch.rs = self.rs
         ch.x0 = self.x0
         ch.feats = feats
-        ch.blk = <block_t *> malloc(nf * sizeof(block_t))
-        ch.nb = <uint32_t *> malloc(nf * sizeof(uint32_t))
-        ch.lane = <int64_t *> malloc((nf + 1) * sizeof(int64_t))
+        ch.blk = blk
+        ch.nb = nbs
+        ch.lane = lane
         ch.lg = ch.lh = NULL
         ch.ln = NULL
-        if ch.blk == NULL or ch.nb == NULL or ch.lane == NULL:
-            # cannot happen in practice (a few bytes per feature); the
-            # column path needs no memory
-            free(ch.blk)
-            free(ch.nb)
-            free(ch.lane)
-            for k in range(nf):
-                self._one_feature(feats[k], rows, grad, hess, const_h, root,
-                                  run_era, run_start, run_stop, n_runs, out)
-            return
         ch.lane[0] = 0
         ch.uniform = True
         for k in range(nf):
@@ -721,16 +918,22 @@ cdef class HistogramBuilder:
             ch.nb[k] = self.n_bins[feats[k]]
             nbmax = max(nbmax, ch.nb[k])
             ch.lane[k + 1] = ch.lane[k] + 4 * ch.nb[k]
-            cells = self.offsets[feats[k] + 1] - self.offsets[feats[k]]
-            memset(ch.blk[k].g, 0, cells * cell_bytes(const_h))
-        if R > 1 and n < SHORT_RUNS * n_runs:
-            rows_direct(&ch, rows, &self.ordered_eras[0], 0, grad, hess, 0, n,
-                        const_h, root)
-            n_runs = 0
-        for r in range(n_runs):
-            lo = run_start[r]
-            hi = run_stop[r]
-            e = run_era[r]
+            if clear:
+                cells = self.offsets[feats[k] + 1] - self.offsets[feats[k]]
+                memset(ch.blk[k].g, 0, cells * cell_bytes(const_h))
+        if run_era == NULL:
+            lo, hi, e = r0, r1, 0
+            r0, r1 = 0, 1
+        elif short_runs:
+            if r1 > r0:
+                rows_direct(&ch, rows, &self.ordered_eras[0], 0, grad, hess,
+                            run_start[r0], run_stop[r1 - 1], const_h, root)
+            r1 = r0
+        for r in range(r0, r1):
+            if run_era != NULL:
+                lo = run_start[r]
+                hi = run_stop[r]
+                e = run_era[r]
             if R > 1 and hi - lo < nbmax:
                 # a short run: column by column, as _one_feature
                 for k in range(nf):
@@ -759,15 +962,9 @@ cdef class HistogramBuilder:
                     # without eras
                     rows_lanes(&ch, rows, grad, hess, lo, hi, e, R > 1,
                                const_h, root)
-        if R > 1:
-            for k in range(nf):
-                pool_eras(ch.blk[k], ch.nb[k], R, const_h)
         free(ch.lg)
         free(ch.lh)
         free(ch.ln)
-        free(ch.blk)
-        free(ch.nb)
-        free(ch.lane)
 
     def compute_sparse(self, const uint32_t[::1] sample_indices not None,
                        const uint32_t[::1] features not None, bint root=False):
