@@ -960,10 +960,17 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
     def _add_tree_values(self, raw, k, grower, predictor, X_binned, rows, n_threads):
         """Add a new tree's values to column ``k`` of the raw predictions."""
         if rows is None:
-            col = np.ascontiguousarray(raw[:, k])
-            for leaf in grower.finalized_leaves:
-                add_leaf_values(col, leaf.sample_indices, float(leaf.value))
-            raw[:, k] = col
+            leaves = grower.finalized_leaves
+            values = np.array([leaf.value for leaf in leaves], dtype=np.float64)
+            indices = [leaf.sample_indices for leaf in leaves]
+            col = raw[:, k]
+            if col.flags.c_contiguous:
+                # one output: the column is raw's memory, updated in place
+                add_leaf_values(col, indices, values, n_threads)
+            else:
+                col = np.ascontiguousarray(col)
+                add_leaf_values(col, indices, values, n_threads)
+                raw[:, k] = col
         else:
             # the rows left out of the tree get its values too
             raw[:, k] += predictor.predict_binned(

@@ -1,6 +1,7 @@
 """Tree traversal for raw (float) and binned input."""
 from cython.parallel import prange
 from libc.math cimport isnan
+import numpy as np
 
 from libc.stdint cimport int8_t, int16_t, uint16_t
 
@@ -99,9 +100,35 @@ def predict_binned(const node_t[::1] nodes, const BIN_t[:, :] X,
             out[i] = node.value
 
 
-def add_leaf_values(double[::1] raw, const uint32_t[::1] indices, double value):
-    """raw[indices] += value."""
-    cdef Py_ssize_t i
+def add_leaf_values(double[::1] raw, leaves_indices, const double[::1] values,
+                    int n_threads=1):
+    """``raw[leaves_indices[j]] += values[j]`` for every leaf ``j``, the
+    leaves shared among the threads.
+
+    The leaves' rows (uint32 arrays) must be disjoint, as a tree's leaves
+    are: each row gets one addition, so the result does not depend on the
+    threads.
+    """
+    cdef Py_ssize_t m = len(leaves_indices), j, i, total = 0
+    if values.shape[0] != m:
+        raise ValueError(f"{m} leaves and {values.shape[0]} values")
+    starts = np.zeros(m, dtype=np.intp)
+    lengths = np.zeros(m, dtype=np.intp)
+    cdef Py_ssize_t[::1] start = starts
+    cdef Py_ssize_t[::1] length = lengths
+    cdef const uint32_t[::1] idx
+    cdef const uint32_t *p
+    cdef double v
+    for j in range(m):
+        idx = leaves_indices[j]
+        length[j] = idx.shape[0]
+        if idx.shape[0]:
+            start[j] = <Py_ssize_t> &idx[0]
+        total += idx.shape[0]
+    cdef int nt = max(1, min(n_threads, total // ROWS_PER_THREAD))
     with nogil:
-        for i in range(indices.shape[0]):
-            raw[indices[i]] += value
+        for j in prange(m, schedule='dynamic', num_threads=nt):
+            p = <const uint32_t *> start[j]
+            v = values[j]
+            for i in range(length[j]):
+                raw[p[i]] += v
