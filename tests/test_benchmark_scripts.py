@@ -4,6 +4,7 @@ they print (``benchmarks/``)."""
 import contextlib
 import importlib
 import io
+import json
 import sys
 from pathlib import Path
 
@@ -92,3 +93,70 @@ def test_compare_selects_runs_by_label_and_eras(compare):
         "eraboost original",
     }
     assert compare.select_runs(runs) == runs
+
+
+@pytest.fixture
+def phases(monkeypatch):
+    return import_benchmark(monkeypatch, "phases")
+
+
+def test_phases_table_of_eraboost_and_sklearn(phases, tmp_path):
+    """Each library's phases come from its own verbose output, in a fresh
+    process per fit; they and "other" add up to the fit time."""
+    out = io.StringIO()
+    records = tmp_path / "phases.jsonl"
+    with contextlib.redirect_stdout(out):
+        phases.main(
+            [
+                "--case",
+                "int8",
+                "--rows",
+                "3000",
+                "--trees",
+                "3",
+                "--threads",
+                "1",
+                "--libs",
+                "eraboost,sklearn",
+                "--order",
+                "C,F",
+                "--out",
+                str(records),
+            ]
+        )
+    rows = [line for line in out.getvalue().splitlines() if line.startswith("| ")]
+    labels = [tuple(c.strip() for c in r.split("|")[1:4]) for r in rows[1:]]
+    assert labels == [
+        ("eraboost", "C", "1"),
+        ("eraboost", "F", "1"),
+        ("sklearn", "C", "1"),
+    ]
+    for line in records.read_text().splitlines():
+        rec = json.loads(line)
+        parts = [rec[p] for p in phases.PHASES]
+        assert all(p >= 0 for p in parts)
+        assert rec["other"] == pytest.approx(rec["fit_s"] - sum(parts))
+        assert sum(parts) <= rec["fit_s"] + 0.01  # printed to the millisecond
+
+
+def test_phases_reads_xgboost_monitor(phases):
+    """XGBoost's monitor (verbosity=3) as its 3.x releases print it."""
+    text = """[09:48:41] ======== Monitor (0): GBTree ========
+[09:48:41] BoostNewTrees: 0.438641s, 20 calls @ 438641us
+[09:48:41] ======== Monitor (0): HistUpdater ========
+[09:48:41] BuildHistogram: 0.238428s, 580 calls @ 238428us
+[09:48:41] EvaluateSplits: 0.007692s, 600 calls @ 7692us
+[09:48:41] LeafPartition: 0.021379s, 20 calls @ 21379us
+[09:48:41] UpdatePosition: 0.067201s, 600 calls @ 67201us
+[09:48:41] ======== Monitor (0):  ========
+[09:48:41] BuildHist: 0.324911s, 600 calls @ 324911us
+"""
+    got = phases.parse_monitor(text)
+    assert got["histograms"] == pytest.approx(0.324911)
+    assert got["scan"] == pytest.approx(0.007692)
+    assert got["partition"] == pytest.approx(0.067201 + 0.021379)
+    assert got["trees"] == pytest.approx(0.438641)
+    with pytest.raises(ValueError, match="BuildHist"):
+        phases.parse_monitor(text.replace("BuildHist:", "Other:"))
+    with pytest.raises(ValueError, match="histograms"):
+        phases.parse_verbose("Binning 0.010 GB of training data: 0.060 s\n")
