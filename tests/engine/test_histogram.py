@@ -354,3 +354,34 @@ def test_matrix_of_any_strides():
         b.compute_brute(rows, hist, features)
         results.append(hist.tobytes())
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("order", ["grouped", "shuffled", "root"])
+def test_era_runs_counted_in_parallel_give_the_same_histograms(order):
+    """A node of more than 65,536 rows a thread has its era runs counted in
+    slices, one a thread (runs crossing the slices' edges included): the
+    histograms are those of one thread, byte for byte, and the NumPy
+    reference's."""
+    n, n_eras = 140_000, 50
+    Xb, n_bins, g, h, eras = make_data(3, n=n, n_eras=n_eras, n_bins=(5, 7))
+    rng = np.random.default_rng(1)
+    if order == "grouped":
+        # runs of unequal lengths, one crossing the middle of the rows
+        rows = grouped_rows(eras, np.sort(rng.choice(n, 135_000, replace=False)))
+    elif order == "shuffled":
+        rows = rng.permutation(n).astype(np.uint32)
+    else:
+        eras = np.sort(eras).astype(np.int32)
+        rows = np.arange(n, dtype=np.uint32)
+    offsets = histogram_layout(n_bins, n_eras)
+    features = np.arange(2, dtype=np.uint32)
+    results = []
+    for n_threads in (1, 2):
+        b = HistogramBuilder(Xb, n_bins, offsets, n_eras, eras, g, h, n_threads)
+        hist = b.empty()
+        b.compute_brute(rows, hist, features, order == "root")
+        results.append(hist.tobytes())
+    assert results[1] == results[0]
+    for f in (0, 1):
+        ref = numpy_hist(Xb, n_bins, g, h, eras, rows, n_eras, f)
+        np.testing.assert_array_equal(b.block(hist, f)["n"][:n_eras], ref["n"])

@@ -16,7 +16,7 @@ def test_add_leaf_values_adds_each_leaf_to_its_rows(n_threads):
     raw = rng.normal(size=n)
     perm = rng.permutation(n - 100).astype(np.uint32)  # the last 100 in no leaf
     cuts = np.sort(rng.choice(np.arange(1, n - 100), 30, replace=False))
-    leaves = np.split(perm, cuts) + [np.zeros(0, dtype=np.uint32)]
+    leaves = [*np.split(perm, cuts), np.zeros(0, dtype=np.uint32)]
     values = rng.normal(size=len(leaves))
     expected = raw.copy()
     for idx, v in zip(leaves, values):

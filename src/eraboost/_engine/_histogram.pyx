@@ -54,6 +54,9 @@ cdef enum:
     # sums taking at most BLOCK_SUMS_BYTES: numbers of the data alone, so
     # that the sums never depend on the threads.
     MIN_BLOCK_ROWS = 16384
+    # rows of a thread's slice when a node's era runs are counted in
+    # parallel (``_count_runs``), at least
+    RUNS_SLICE_ROWS = 65536
     MAX_BLOCKS = 64
     BLOCK_SUMS_BYTES = 64 << 20
 
@@ -501,6 +504,7 @@ cdef class HistogramBuilder:
     cdef object _block_sums    # the blocks' histograms (uint8)
     cdef object _groups        # the era groups' first runs (int64)
     cdef object _seen          # eras seen among a node's runs (uint8)
+    cdef object _slice_runs    # runs counted in slices of rows (int64)
 
     def __init__(self, X_binned, n_bins, offsets, int n_eras, era_codes,
                  gradients, hessians, int n_threads, Py_ssize_t block_rows=0):
@@ -549,6 +553,7 @@ cdef class HistogramBuilder:
         self._block_sums = np.zeros(0, dtype=np.uint8)
         self._groups = None
         self._seen = np.zeros(max(n_eras, 1), dtype=np.uint8)
+        self._slice_runs = np.zeros(2, dtype=np.int64)
 
     @property
     def constant_hessian(self):
@@ -602,6 +607,59 @@ cdef class HistogramBuilder:
                     self.ordered_eras[i] = self.era_codes[
                         i if root else sample_indices[i]]
 
+    cdef int _count_runs(self, Py_ssize_t n, int nt):
+        """The runs of ``ordered_eras[0 .. n-1]`` into ``_runs`` (era,
+        start, stop), their number returned; counted in ``nt`` slices of
+        the rows in parallel (a slice's runs are those starting in it),
+        then written, each slice from its offset: the same runs as one
+        pass."""
+        cdef int c, n_slices = nt if n >= RUNS_SLICE_ROWS * nt else 1
+        cdef Py_ssize_t lo, hi, i, k
+        cdef int64_t[::1] first
+        cdef int64_t[:, ::1] runs
+        cdef const int32_t *eras = &self.ordered_eras[0]
+        if n == 0:
+            return 0
+        if self._slice_runs.shape[0] < n_slices + 1:
+            self._slice_runs = np.zeros(n_slices + 1, dtype=np.int64)
+        first = self._slice_runs
+        if n_slices == 1:
+            k = count_runs(eras, n, NULL, NULL, NULL)
+        else:
+            with nogil:
+                for c in prange(n_slices, schedule='static', num_threads=nt):
+                    lo = c * n // n_slices
+                    hi = (c + 1) * n // n_slices
+                    first[c + 1] = count_runs(eras + lo, hi - lo, NULL, NULL,
+                                              NULL)
+                    if lo > 0 and eras[lo] == eras[lo - 1]:
+                        # the slice's first row continues the run before
+                        first[c + 1] -= 1
+            first[0] = 0
+            for c in range(n_slices):
+                first[c + 1] += first[c]
+            k = first[n_slices]
+        if self._runs.shape[1] < k:
+            self._runs = np.empty((3, k), dtype=np.int64)
+        runs = self._runs
+        if n_slices == 1:
+            count_runs(eras, n, &runs[0, 0], &runs[1, 0], &runs[2, 0])
+            return <int> k
+        with nogil:
+            for c in prange(n_slices, schedule='static', num_threads=nt):
+                lo = c * n // n_slices
+                hi = (c + 1) * n // n_slices
+                k = first[c]
+                for i in range(lo, hi):
+                    if i == 0 or eras[i] != eras[i - 1]:
+                        runs[0, k] = eras[i]
+                        runs[1, k] = i
+                        if k > 0:
+                            runs[2, k - 1] = i
+                        k = k + 1
+        runs[2, first[n_slices] - 1] = n
+        return <int> first[n_slices]
+
     def compute_brute(self, const uint32_t[::1] sample_indices not None,
                       uint8_t[::1] out not None,
                       const uint32_t[::1] features,
@@ -635,14 +693,8 @@ cdef class HistogramBuilder:
         if use_eras:
             # the eras' runs of rows (one per era when the rows are grouped
             # by era, as the grower keeps them)
-            n_runs = count_runs(&self.ordered_eras[0] if n else NULL, n,
-                                NULL, NULL, NULL)
-            if self._runs.shape[1] < n_runs:
-                self._runs = np.empty((3, n_runs), dtype=np.int64)
+            n_runs = self._count_runs(n, nt)
             runs = self._runs
-            if n_runs:
-                count_runs(&self.ordered_eras[0], n, &runs[0, 0], &runs[1, 0],
-                           &runs[2, 0])
         else:
             runs = self._runs
             runs[0, 0] = 0
