@@ -239,6 +239,16 @@ def test_missing_bins_found_in_either_layout():
         np.testing.assert_array_equal(bm.has_missing_values(X), [1, 0, 1])
 
 
+def int5_era_data(seed, n, p, low, n_eras):
+    """``n`` x ``p`` int8 values ``low .. low + 4``, a target with an
+    interaction, and ``n_eras`` equal eras of consecutive rows."""
+    rng = np.random.RandomState(seed)
+    X = rng.randint(low, low + 5, size=(n, p)).astype(np.int8)
+    y = X[:, 0] - 0.5 * X[:, 1] * X[:, 2] + rng.normal(size=n)
+    eras = np.repeat(np.arange(n_eras), -(-n // n_eras))[:n]
+    return X, y, eras
+
+
 @pytest.mark.parametrize(
     "split_type, n_eras, loss",
     [
@@ -253,13 +263,10 @@ def test_same_model_from_c_and_fortran_input(split_type, n_eras, loss):
     row), in Fortran order by columns: the same trees, predictions equal
     bit for bit, missing values and a feature subset included; with
     ``colsample_bytree`` < 1 both are binned by columns."""
-    rng = np.random.RandomState(1)
     n = 6000
-    X = rng.randint(-2, 3, size=(n, 70)).astype(np.int8)
+    X, y, eras = int5_era_data(1, n, 70, -2, n_eras)
     Xf = X.astype(np.float32)
-    Xf[rng.rand(n) < 0.05, 5] = np.nan
-    y = X[:, 0] - 0.5 * X[:, 1] * X[:, 2] + rng.normal(size=n)
-    eras = np.repeat(np.arange(n_eras), -(-n // n_eras))[:n]
+    Xf[np.random.RandomState(1).rand(n) < 0.05, 5] = np.nan
     params = dict(
         max_iter=12,
         max_leaf_nodes=15,
@@ -302,11 +309,7 @@ def test_same_model_from_either_layout_and_any_threads_on_large_nodes(
     summed apart, then the blocks in order) and eras split into groups
     among the threads: C and Fortran input, one thread or two, the same
     model bit for bit."""
-    rng = np.random.RandomState(2)
-    n = 40_000
-    X = rng.randint(0, 5, size=(n, 30)).astype(np.int8)
-    y = X[:, 0] - 0.5 * X[:, 1] * X[:, 2] + rng.normal(size=n)
-    eras = np.repeat(np.arange(n_eras), -(-n // n_eras))[:n]
+    X, y, eras = int5_era_data(2, 40_000, 30, 0, n_eras)
     params = dict(
         max_iter=6,
         max_leaf_nodes=15,

@@ -260,6 +260,12 @@ cdef void pool_eras(block_t blk, unsigned int nb, int64_t R,
         blk.n[j + R - 1] = cnt
 
 
+cdef inline int chunk_start(int c, int n_chunks, int n_feat) noexcept nogil:
+    """The first listed feature of chunk c of ``n_chunks`` (c = n_chunks:
+    the end)."""
+    return c * n_feat // n_chunks
+
+
 cdef void add_blocks(uint8_t *out, const uint8_t *sums, Py_ssize_t nbytes,
                      int n_blocks, const int64_t *offsets, int f,
                      bint const_h) noexcept nogil:
@@ -741,7 +747,7 @@ cdef class HistogramBuilder:
         cdef int n_feat = features.shape[0]
         cdef int n_blocks = <int> max(1, (n + BR - 1) // BR)
         cdef int n_chunks = self._chunks(n_feat, n_blocks, nt)
-        cdef int t, u, c, k0, k1, k, f
+        cdef int t, u, k0, k1, k, f
         cdef uint8_t *sums = &out[0]
         cdef uint8_t *target
         cdef uint8_t[::1] scratch
@@ -756,9 +762,8 @@ cdef class HistogramBuilder:
             for t in prange(n_blocks * n_chunks, schedule='dynamic',
                             num_threads=nt):
                 u = t // n_chunks
-                c = t % n_chunks
-                k0 = c * n_feat // n_chunks
-                k1 = (c + 1) * n_feat // n_chunks
+                k0 = chunk_start(t % n_chunks, n_chunks, n_feat)
+                k1 = chunk_start(t % n_chunks + 1, n_chunks, n_feat)
                 lo = u * BR
                 hi = min(n, lo + BR)
                 target = &out[0] if n_blocks == 1 else sums + u * nbytes
@@ -787,7 +792,7 @@ cdef class HistogramBuilder:
         cdef Py_ssize_t n = rows.shape[0]
         cdef int n_groups = self._era_groups(runs, n_runs, n, nt)
         cdef int n_chunks = self._chunks(n_feat, n_groups, nt)
-        cdef int t, u, c, k0, k1, k, f
+        cdef int t, u, k0, k1, k, f
         cdef int64_t R = rows_per_bin(self.n_eras)
         cdef bint short_runs = n < SHORT_RUNS * n_runs
         cdef const int64_t[::1] group = self._groups
@@ -801,9 +806,8 @@ cdef class HistogramBuilder:
             for t in prange(n_groups * n_chunks, schedule='dynamic',
                             num_threads=nt):
                 u = t // n_chunks
-                c = t % n_chunks
-                k0 = c * n_feat // n_chunks
-                k1 = (c + 1) * n_feat // n_chunks
+                k0 = chunk_start(t % n_chunks, n_chunks, n_feat)
+                k1 = chunk_start(t % n_chunks + 1, n_chunks, n_feat)
                 self._feature_rows(&features[k0], k1 - k0, rows, grad, hess,
                                    const_h, root, &runs[0, 0], &runs[1, 0],
                                    &runs[2, 0], group[u], group[u + 1],
