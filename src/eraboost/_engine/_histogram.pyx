@@ -54,11 +54,11 @@ cdef enum:
     # sums taking at most BLOCK_SUMS_BYTES: numbers of the data alone, so
     # that the sums never depend on the threads.
     MIN_BLOCK_ROWS = 16384
+    MAX_BLOCKS = 64
+    BLOCK_SUMS_BYTES = 64 << 20
     # rows of a thread's slice when a node's era runs are counted in
     # parallel (``_count_runs``), at least
     RUNS_SLICE_ROWS = 65536
-    MAX_BLOCKS = 64
-    BLOCK_SUMS_BYTES = 64 << 20
 
 
 def histogram_rows_per_bin(int n_eras):
@@ -506,7 +506,7 @@ cdef class HistogramBuilder:
     cdef object sparse_offsets_array
     cdef list _sparse_free     # SparseHistograms given back, for reuse
     # rows of a block of a node without eras (``_rows_by_blocks``)
-    cdef public Py_ssize_t block_rows
+    cdef readonly Py_ssize_t block_rows
     cdef object _block_sums    # the blocks' histograms (uint8)
     cdef object _groups        # the era groups' first runs (int64)
     cdef object _seen          # eras seen among a node's runs (uint8)
