@@ -964,12 +964,12 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             values = np.array([leaf.value for leaf in leaves], dtype=np.float64)
             indices = [leaf.sample_indices for leaf in leaves]
             col = raw[:, k]
-            if col.flags.c_contiguous:
-                # one output: the column is raw's memory, updated in place
-                add_leaf_values(col, indices, values, n_threads)
-            else:
+            # one output: the column is raw's own memory, updated in place
+            in_place = col.flags.c_contiguous
+            if not in_place:
                 col = np.ascontiguousarray(col)
-                add_leaf_values(col, indices, values, n_threads)
+            add_leaf_values(col, indices, values, n_threads)
+            if not in_place:
                 raw[:, k] = col
         else:
             # the rows left out of the tree get its values too
