@@ -39,7 +39,11 @@ def test_bad_eras(data, eras, match):
 
 
 @pytest.mark.parametrize(
-    "make", [list, tuple, lambda v: np.array(v, dtype=object)], ids=str
+    "make",
+    [list, tuple, lambda v: np.array(v, dtype=object)],
+    # names that are the same in every process (pytest-xdist's workers must
+    # collect the same ids; a lambda's repr holds its address)
+    ids=["list", "tuple", "object-array"],
 )
 def test_mixed_type_eras_are_one_error(make):
     """``[1, "1", ...]``: a list once became one era (numpy made strings of
