@@ -155,6 +155,12 @@ cdef enum:
     # The same for a pass over histogram cells (the subtraction), which moves
     # 12 to 20 bytes a cell at tens of GB/s: one thread below about 3 MB.
     CELLS_ONE_THREAD_BELOW = 262144
+    # The split scan of the nodes of a histogram of fewer cells (padding
+    # included) runs on one thread. A cell costs the scan far more than a
+    # row-feature costs a histogram (100 int8 features of 5 bins, 3,200
+    # cells: about 45 us a node on one thread, 14 ns a cell), so this is
+    # lower.
+    SCAN_ONE_THREAD_BELOW = 2048
     # A partition of a node's rows uses a thread per this many rows at least.
     ROWS_PER_THREAD = 4096
     # Rows ahead whose bins are prefetched when gathered rows are read from

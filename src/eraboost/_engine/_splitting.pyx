@@ -47,7 +47,7 @@ from libc.string cimport memcpy
 from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t, G_t,
                        uint8_t, uint32_t, int32_t, int64_t, in_bitset,
                        set_bitset, ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE,
-                       RATE_SPREAD, ONE_THREAD_BELOW, ROWS_PER_THREAD,
+                       RATE_SPREAD, SCAN_ONE_THREAD_BELOW, ROWS_PER_THREAD,
                        lane_sum, rows_per_bin, prefetch, PREFETCH_ROWS)
 from ._criteria cimport (score, era_gain, era_gains, era_directions,
                          era_direction, boltzmann,
@@ -716,7 +716,8 @@ cdef class Splitter:
                                       present + 2 * E * j, is_present + E * j,
                                       tot + 4 * E * j)
                 nt = (self.n_threads
-                      if self.offsets[self.offsets.shape[0] - 1] >= ONE_THREAD_BELOW
+                      if (self.offsets[self.offsets.shape[0] - 1]
+                          >= SCAN_ONE_THREAD_BELOW)
                       else 1)
                 # one work array per thread, allocated with the splitter
                 nt = max(1, min(nt, self.n_scratch))
