@@ -46,6 +46,7 @@ from ._engine._common import G_DTYPE, SPLIT_TYPES, Y_DTYPE
 from ._engine._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
 from ._engine._openmp import effective_n_threads
 from ._engine._predictor import add_leaf_values
+from ._engine._splitting import copy_rows
 from ._engine.binning import INT_DTYPES, BinMapper
 from ._engine.engine import EngineSettings, build_engine
 from ._engine.grower import TreeGrower
@@ -527,6 +528,12 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             None if data.eras is None else data.eras.codes,
         )
         timer = _FitTimer()
+        # the trees' rows and the partition's scratch, shared by the trees
+        # (a tree's rows are used before the next tree is grown)
+        row_buffers = (
+            np.empty(X_binned.shape[0], dtype=np.uint32),
+            np.empty(X_binned.shape[0], dtype=np.uint32),
+        )
         # under the era criteria a round in which no tree can split ends the
         # fit (docs/criteria.md, pooled progress); original keeps adding
         # single-leaf trees, as scikit-learn
@@ -544,7 +551,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             for k in range(K):
                 engine.builder.update_gradients(g_view[:, k], h_view[:, k])
                 grower = self._grow_tree(
-                    engine, rows, sampler.tree_features(), interaction_cst
+                    engine, rows, sampler.tree_features(), interaction_cst, row_buffers
                 )
                 timer.add(grower)
                 n_split += grower.n_nodes > 1
@@ -922,26 +929,33 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 n_threads,
             )
 
-    def _grow_tree(self, engine, rows, tree_features, interaction_cst):
+    def _grow_tree(self, engine, rows, tree_features, interaction_cst, row_buffers):
         """Grow one tree on the iteration's rows and the tree's features.
 
         ``rows`` is the iteration's in-bag mask (None: every row);
-        ``tree_features`` the tree's drawn features (None: all).
+        ``tree_features`` the tree's drawn features (None: all);
+        ``row_buffers`` two uint32 arrays of a row each, the tree's rows
+        (which its grower reorders) and the partition's scratch.
         """
         if rows is None:
-            root, root_is_identity = engine.root_rows, engine.root_rows_are_identity
+            # the root's rows copied on the engine's threads
+            root, buffer = row_buffers
+            copy_rows(root, engine.root_rows, engine.n_threads)
+            root_is_identity = engine.root_rows_are_identity
         else:
-            # still grouped by era
+            # still grouped by era (a new array)
             root, root_is_identity = engine.root_rows[rows[engine.root_rows]], False
+            buffer = row_buffers[1][: root.shape[0]]
         grower = TreeGrower.from_engine(
             engine,
-            root.copy(),
+            root,
             root_is_identity,
             interaction_cst=interaction_cst,
             feature_fraction_per_split=self.max_features,
             rng=self._feature_subsample_rng,
             shrinkage=self.learning_rate,
             tree_features=tree_features,
+            buffer=buffer,
         )
         grower.grow()
         return grower

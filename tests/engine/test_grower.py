@@ -47,10 +47,12 @@ def grow(
     lam=0.0,
     min_samples_leaf=5,
     shrinkage=1.0,
+    buffer=None,
     **limits,
 ):
     """Bin, assemble the engine and grow one tree on the squared-error
-    gradients at the mean; returns (grower, bin mapper, X_binned, g, h)."""
+    gradients at the mean (``buffer``: the partition's scratch, None for a
+    new one); returns (grower, bin mapper, X_binned, g, h)."""
     bm = BinMapper(max_bins=255, random_state=0)
     Xb = bm.fit_transform(X)
     g = (np.mean(y) - y).astype(np.float32)
@@ -84,6 +86,7 @@ def grow(
         255,
         min_samples_leaf=engine.min_samples_leaf,
         shrinkage=shrinkage,
+        buffer=buffer,
         **limits,
     )
     grower.grow()
@@ -206,6 +209,23 @@ def _tree(grower):
         (tuple(np.sort(leaf.sample_indices)), leaf.value)
         for leaf in grower.finalized_leaves
     )
+
+
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+def test_a_shared_partition_buffer_grows_the_same_tree(split_type):
+    """The partition's scratch handed in (what a fit's trees share, holding
+    the last tree's rows) gives the tree of a new one; a scratch of another
+    length or type is refused."""
+    X, y, eras = make_data(6, n_eras=7, n=2000, p=5)
+    new, *_ = grow(X, y, eras, split_type, max_leaf_nodes=12)
+    junk = np.random.default_rng(0).integers(0, 2000, 2000).astype(np.uint32)
+    shared, *_ = grow(X, y, eras, split_type, max_leaf_nodes=12, buffer=junk)
+    assert shared.buffer is junk
+    assert len(new.finalized_leaves) == 12
+    assert _tree(shared) == _tree(new)
+    for bad in (np.zeros(1999, dtype=np.uint32), np.zeros(2000, dtype=np.int64)):
+        with pytest.raises(ValueError, match="buffer"):
+            grow(X, y, eras, split_type, max_leaf_nodes=12, buffer=bad)
 
 
 @pytest.mark.parametrize("split_type", SPLIT_TYPES)

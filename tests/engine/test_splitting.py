@@ -17,7 +17,7 @@ from reference import best_split
 
 from eraboost._engine._common import SPLIT_TYPES
 from eraboost._engine._histogram import HistogramBuilder, histogram_layout
-from eraboost._engine._splitting import PENALTY_KINDS, SplitNode, Splitter
+from eraboost._engine._splitting import PENALTY_KINDS, SplitNode, Splitter, copy_rows
 
 ALPHAS = [-np.inf, -1.0, 0.0, 2.0, np.inf]
 
@@ -539,3 +539,16 @@ def test_nodes_are_split_nodes():
     first = _info_fields(case.split(rows, hist))
     for _ in range(3):
         assert _info_fields(case.split(rows, hist)) == first
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+@pytest.mark.parametrize("n", [0, 1, 4095, 2 * 4096 + 3, 50_001])
+def test_copy_rows_copies_every_row_on_any_thread_count(n, n_threads):
+    """``copy_rows``: ``dst[:] = src`` in chunks on the threads, every row once
+    whatever the chunks' edges; a destination of another length is refused."""
+    src = np.random.default_rng(n).integers(0, 2**32 - 1, n, dtype=np.uint32)
+    dst = np.full(n, 7, dtype=np.uint32)
+    copy_rows(dst, src, n_threads)
+    np.testing.assert_array_equal(dst, src)
+    with pytest.raises(ValueError, match="rows"):
+        copy_rows(np.empty(n + 1, dtype=np.uint32), src, n_threads)

@@ -1480,6 +1480,27 @@ def split_indices(const BIN_t[:, :] X_binned, int feature, unsigned int bin_idx,
                       n_threads)
 
 
+def copy_rows(uint32_t[::1] dst not None, const uint32_t[::1] src not None,
+              int n_threads):
+    """``dst[:] = src``, in contiguous chunks on ``n_threads`` threads (a
+    tree's root rows into the partition buffer that its grower reorders:
+    a serial copy of millions of rows a tree does not scale)."""
+    cdef Py_ssize_t n = src.shape[0], chunk, lo, hi
+    cdef int t, nt = n_threads if n >= ROWS_PER_THREAD * n_threads else 1
+    if dst.shape[0] != n:
+        raise ValueError(f"copy_rows: {dst.shape[0]} rows for {n}")
+    if n == 0:
+        return
+    nt = max(1, nt)
+    chunk = (n + nt - 1) // nt
+    with nogil:
+        for t in prange(nt, schedule='static', chunksize=1, num_threads=nt):
+            lo = t * chunk
+            hi = min(n, lo + chunk)
+            if hi > lo:
+                memcpy(&dst[lo], &src[lo], (hi - lo) * sizeof(uint32_t))
+
+
 def split_indices_categorical(const BIN_t[:, :] X_binned, int feature,
                               const uint32_t[::1] left_cat_bitset,
                               uint32_t[::1] sample_indices, uint32_t[::1] buffer,

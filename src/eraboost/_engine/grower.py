@@ -105,6 +105,12 @@ class TreeGrower:
         one (a heap). Without ``max_leaf_nodes`` the tree is the same either
         way; depth first keeps only about ``depth`` histograms alive, which
         is what deep forest trees need.
+    tree_features : ndarray of uint32 or None
+        The features the tree may split on (None: all).
+    buffer : ndarray of uint32 or None, default=None
+        Scratch of the partition, as long as ``root_indices`` (None: a new
+        one). A fit's trees can share one: a tree's rows are used before
+        the next tree is grown.
     """
 
     def __init__(
@@ -131,6 +137,7 @@ class TreeGrower:
         n_threads=1,
         depth_first=False,
         tree_features=None,
+        buffer=None,
     ):
         self.X_binned = X_binned
         self.builder = builder
@@ -138,7 +145,14 @@ class TreeGrower:
         self.pool = pool
         self.partition = root_indices
         self.root_is_identity = root_is_identity
-        self.buffer = np.empty_like(root_indices)
+        if buffer is None:
+            buffer = np.empty_like(root_indices)
+        elif buffer.shape != root_indices.shape or buffer.dtype != np.uint32:
+            raise ValueError(
+                f"buffer: {buffer.shape[0]} uint32 rows expected as root_indices "
+                f"({root_indices.shape[0]})"
+            )
+        self.buffer = buffer
         self.n_bins_non_missing = n_bins_non_missing
         self.has_missing_values = has_missing_values
         self.offsets = offsets
@@ -192,6 +206,7 @@ class TreeGrower:
         rng=None,
         shrinkage=1.0,
         tree_features=None,
+        buffer=None,
     ):
         """A grower on the parts of a fit's engine (``engine.build_engine``).
 
@@ -207,7 +222,9 @@ class TreeGrower:
         root_indices : ndarray of uint32
             The tree's rows (owned by the grower, which reorders them).
         root_is_identity : bool, default=False
-        interaction_cst, feature_fraction_per_split, rng, shrinkage, tree_features
+        interaction_cst, feature_fraction_per_split, rng, shrinkage
+            As for the class.
+        tree_features, buffer
             As for the class.
 
         Returns
@@ -237,6 +254,7 @@ class TreeGrower:
             n_threads=engine.n_threads,
             depth_first=settings.depth_first,
             tree_features=tree_features,
+            buffer=buffer,
         )
 
     # -- growth ------------------------------------------------------------
