@@ -552,3 +552,47 @@ def test_copy_rows_copies_every_row_on_any_thread_count(n, n_threads):
     np.testing.assert_array_equal(dst, src)
     with pytest.raises(ValueError, match="rows"):
         copy_rows(np.empty(n + 1, dtype=np.uint32), src, n_threads)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_an_exact_tie_in_the_right_to_left_scan_goes_to_the_lower_bin(sparse):
+    """docs/criteria.md's order: of two candidates with the same ``S_era``,
+    the lower bin wins, also in the right-to-left scan (missing values
+    left), where the lower bin comes later. Hand-made sums with dyadic
+    values, so that the tie is exact: with missing values left, bins
+    ``<= 0`` and bins ``<= 2`` both score (18.75 + 0.75) / 2 and
+    (7.5 + 12) / 2 = 9.75, above every left-to-right candidate (at most
+    6.15). A later candidate tying the best must still be scored, not
+    passed over as no better."""
+    # (bin, era, gradient) of each row; bin 4 is the missing-value bin
+    rows = [
+        (0, 0, 3.0), (1, 0, -2.0), (2, 0, 0.5), (2, 0, 0.5), (3, 0, -2.0), (4, 0, 3.0),
+        (0, 1, 0.0), (1, 1, -3.0), (2, 1, -2.0), (3, 1, 1.0), (3, 1, 1.0), (4, 1, -3.0),
+    ]  # fmt: skip
+    Xb = np.asfortranarray(np.array([[b] for b, _, _ in rows], dtype=np.uint8))
+    eras = np.array([e for _, e, _ in rows], dtype=np.int32)
+    g = np.array([v for _, _, v in rows], dtype=np.float32)
+    h = np.ones(1, dtype=np.float32)
+    n_bins = np.array([5], dtype=np.uint32)
+    has_missing = np.array([1], dtype=np.uint8)
+    offsets = histogram_layout(n_bins, 2)
+    builder = HistogramBuilder(Xb, n_bins, offsets, 2, eras, g, h, 1)
+    splitter = Splitter(
+        n_bins, offsets, 2, has_missing, np.zeros(1, dtype=np.int8),
+        SPLIT_TYPES["era"], 0.0, 0.0, reference.MIN_HESSIAN, 1, True, 1,
+    )  # fmt: skip
+    order = np.argsort(eras, kind="stable").astype(np.uint32)
+    features = np.zeros(1, dtype=np.uint32)
+    if sparse:
+        hist = builder.compute_sparse(order, features)
+    else:
+        hist = builder.empty()
+        builder.compute_brute(order, hist, features)
+    G = float(g.sum())
+    info = splitter.find_node_split(
+        len(rows), hist, G, float(len(rows)), -G / len(rows), -np.inf, np.inf,
+        features, np.ones(1, dtype=np.uint8),
+    )  # fmt: skip
+    assert info.found
+    assert (info.bin_idx, info.missing_go_to_left) == (0, True)
+    assert info.criterion == 9.75

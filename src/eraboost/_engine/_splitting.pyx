@@ -1208,10 +1208,13 @@ cdef class Splitter:
                           self.lam, E, era_scratch.gains, &era_sums.gsum)
                 if not s.scanned_is_left:
                     era_sums.dsum = -era_sums.dsum
-                sc = self._score(s, &cands[k], node, &era_sums, era_scratch)
-                if takes_over(&sc, &best.sc, s.ties_to_later, self.split_type):
-                    keep(best, s, &cands[k], &sc)
-                    changed = True
+                if not self._below_best(node, &era_sums, era_scratch, best):
+                    sc = self._score(s, &cands[k], node, &era_sums,
+                                     era_scratch)
+                    if takes_over(&sc, &best.sc, s.ties_to_later,
+                                  self.split_type):
+                        keep(best, s, &cands[k], &sc)
+                        changed = True
             # this candidate's sums are the next one's start
             t = pg
             pg = qg
@@ -1299,11 +1302,31 @@ cdef class Splitter:
                 era_sums.qn = qn
                 era_sums.gsum = lane_sum(gc, M)
                 era_sums.dsum = dsum if s.scanned_is_left else -dsum
-                sc = self._score(s, &cands[k], node, &era_sums, era_scratch)
-                if takes_over(&sc, &best.sc, s.ties_to_later, self.split_type):
-                    keep(best, s, &cands[k], &sc)
-                    changed = True
+                if not self._below_best(node, &era_sums, era_scratch, best):
+                    sc = self._score(s, &cands[k], node, &era_sums,
+                                     era_scratch)
+                    if takes_over(&sc, &best.sc, s.ties_to_later,
+                                  self.split_type):
+                        keep(best, s, &cands[k], &sc)
+                        changed = True
         return changed
+
+    cdef inline bint _below_best(self, const node_sums_t *node,
+                                 const era_view_t *era_sums,
+                                 const era_scratch_t *era_scratch,
+                                 const split_t *best) noexcept nogil:
+        """Under ``era`` with ``boltzmann_alpha = 0`` and no invariance
+        penalty a candidate's criterion is its eras' gain sum over M
+        (:meth:`_criterion`), known before the rest of its score: one
+        below the best's can neither beat it nor tie, so the scorer's
+        other steps (the children's values, the pooled gain and
+        progress) are skipped. The best is the same as when it is
+        scored."""
+        if (self.split_type != ERA or self.alpha != 0.0
+                or self.irf_penalty > 0.0 or not best.sc.found):
+            return False
+        return (self._present_gain_sum(node, era_sums, era_scratch) / node.M
+                < best.sc.criterion)
 
     cdef inline int _directions(self, const double *qg, const double *qh,
                                 const double *qn,
