@@ -1171,7 +1171,6 @@ cdef class Splitter:
         cdef double *qn = era_scratch.qn
         cdef double *t
         cdef era_view_t era_sums
-        cdef score_t sc
         if const_h:
             ph = pn
             qh = qn
@@ -1208,13 +1207,9 @@ cdef class Splitter:
                           self.lam, E, era_scratch.gains, &era_sums.gsum)
                 if not s.scanned_is_left:
                     era_sums.dsum = -era_sums.dsum
-                if not self._below_best(node, &era_sums, era_scratch, best):
-                    sc = self._score(s, &cands[k], node, &era_sums,
-                                     era_scratch)
-                    if takes_over(&sc, &best.sc, s.ties_to_later,
-                                  self.split_type):
-                        keep(best, s, &cands[k], &sc)
-                        changed = True
+                if self._offer(s, &cands[k], node, &era_sums, era_scratch,
+                               best):
+                    changed = True
             # this candidate's sums are the next one's start
             t = pg
             pg = qg
@@ -1256,7 +1251,6 @@ cdef class Splitter:
         cdef int32_t *pos = era_scratch.pos
         cdef signed char *dirs = era_scratch.dirs
         cdef era_view_t era_sums
-        cdef score_t sc
         for e in range(E):
             qg[e] = 0.0
             qn[e] = 0.0
@@ -1302,14 +1296,28 @@ cdef class Splitter:
                 era_sums.qn = qn
                 era_sums.gsum = lane_sum(gc, M)
                 era_sums.dsum = dsum if s.scanned_is_left else -dsum
-                if not self._below_best(node, &era_sums, era_scratch, best):
-                    sc = self._score(s, &cands[k], node, &era_sums,
-                                     era_scratch)
-                    if takes_over(&sc, &best.sc, s.ties_to_later,
-                                  self.split_type):
-                        keep(best, s, &cands[k], &sc)
-                        changed = True
+                if self._offer(s, &cands[k], node, &era_sums, era_scratch,
+                               best):
+                    changed = True
         return changed
+
+    cdef inline bint _offer(self, const scan_t *s, const pooled_t *p,
+                            const node_sums_t *node,
+                            const era_view_t *era_sums,
+                            era_scratch_t *era_scratch,
+                            split_t *best) noexcept nogil:
+        """A candidate of a per-era scan, with its per-era sums and gains,
+        against the best of the scan: scored (unless below the best,
+        :meth:`_below_best`) and kept when it takes over. True when
+        kept."""
+        cdef score_t sc
+        if self._below_best(node, era_sums, era_scratch, best):
+            return False
+        sc = self._score(s, p, node, era_sums, era_scratch)
+        if takes_over(&sc, &best.sc, s.ties_to_later, self.split_type):
+            keep(best, s, p, &sc)
+            return True
+        return False
 
     cdef inline bint _below_best(self, const node_sums_t *node,
                                  const era_view_t *era_sums,
