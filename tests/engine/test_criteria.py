@@ -6,7 +6,7 @@ from reference import best_split, boltzmann, newton, score
 from sklearn.base import clone
 
 from eraboost import HistGradientBoostingRegressor
-from eraboost._engine._criteria import boltzmann_operator, era_split_score
+from eraboost._engine._criteria import block_bound, boltzmann_operator, era_split_score
 
 ALPHAS = [-np.inf, -2.0, 0.0, 2.0, np.inf]
 SPLIT_TYPES = ["original", "era", "directional"]
@@ -403,3 +403,96 @@ def test_fused_era_terms_equal_the_formulas():
         d_e = np.where(split, np.sign(newton_(GL, HL, lam) - newton_(GR, HR, lam)), 0)
         np.testing.assert_allclose(gains, g_e[present], rtol=1e-12, atol=1e-9)
         assert dsum == int(d_e[present].sum())
+
+
+def block_of_candidates(rng, n_eras, n_bins, lam, const_h, scale=1.0):
+    """The left sides of the candidates of one scan (``bins <= t`` go left)
+    in every era: the cumulative sums of gradients, hessians and rows, shape
+    (n_bins - 1, n_eras), and the eras' totals. Some eras are empty, some
+    have a single row, some have every row in the first bin (their left
+    side is full at once), some zero hessians."""
+    sizes = rng.integers(0, 30, size=n_eras)
+    sizes[:3] = (0, 1, 2)
+    G = np.zeros((n_bins, n_eras))
+    H = np.zeros((n_bins, n_eras))
+    N = np.zeros((n_bins, n_eras))
+    for e, size in enumerate(sizes):
+        b = rng.integers(0, n_bins, size=size)
+        if e == 3:
+            b[:] = 0
+        g = rng.normal(loc=rng.normal(), size=size) * scale
+        h = np.ones(size) if const_h else rng.uniform(0.0, 2.0, size=size)
+        if not const_h and e == 4:
+            h[:] = 0.0
+        np.add.at(G[:, e], b, g)
+        np.add.at(H[:, e], b, h)
+        np.add.at(N[:, e], b, 1.0)
+    QG, QH, QN = (np.cumsum(a, axis=0)[:-1] for a in (G, H, N))
+    return QG, QH, QN, G.sum(0), H.sum(0), N.sum(0)
+
+
+def gains_at(Q, totals, t, lam, alpha=0.0):
+    """The engine's per-era gains (0 for the eras absent from the node)
+    and S_era of candidate t, its left side Q = (QG, QH, QN) in each era."""
+    (QG, QH, QN), (tg, th, tn) = Q, totals
+    GL, HL, nL = QG[t], QH[t], QN[t]
+    gains, s_era, _ = era_split_score(GL, HL, nL, tg - GL, th - HL, tn - nL, lam, alpha)
+    g_e = np.zeros_like(totals[0])
+    g_e[totals[2] > 0] = gains
+    return g_e, s_era
+
+
+@pytest.mark.parametrize("const_h", [True, False])
+@pytest.mark.parametrize("lam", [0.0, 0.5])
+@pytest.mark.parametrize("scale", [1.0, 1e6])
+def test_era_block_bound_holds_on_every_candidate(const_h, lam, scale):
+    """docs/criteria.md, "A bound over a block of candidates": for any run of
+    consecutive candidates, the engine's bound is at least every
+    candidate's sum of per-era gains (the engine's own), and so at least
+    M S_era at any alpha <= 0; with a single candidate, lam = 0 and an era
+    split, the era's bound is its gain (up to the bound's margin)."""
+    rng = np.random.default_rng(int(const_h) + 10 * int(lam > 0) + int(scale))
+    checked = tight = 0
+    for _ in range(40):
+        n_bins = int(rng.integers(2, 12))
+        data = block_of_candidates(rng, 9, n_bins, lam, const_h, scale)
+        QG, QH, QN, tg, th, tn = data
+        Q, totals = data[:3], data[3:]
+        d = th + 2 * lam
+        kk = np.divide(tg, d, out=np.zeros_like(tg), where=d != 0)
+        m = int((tn > 0).sum())
+        for t0 in range(n_bins - 1):
+            for t1 in range(t0, n_bins - 1):
+                D2 = (QG[t0 : t1 + 1] - kk * (QH[t0 : t1 + 1] + lam)) ** 2
+                ends = (QN[t0], QH[t0], QN[t1], QH[t1])
+                dd = D2.max(axis=0)
+                total, per_era = block_bound(dd, *ends, *totals, lam, const_h)
+                assert np.all(per_era >= 0.0)
+                for t in range(t0, t1 + 1):
+                    assert gains_at(Q, totals, t, lam)[0].sum() <= total
+                    for alpha in (-1.0, -np.inf):
+                        s_era = gains_at(Q, totals, t, lam, alpha)[1]
+                        assert s_era * m <= total * (1 + 1e-12)
+                    checked += 1
+                if t0 == t1 and lam == 0.0:
+                    g_e = gains_at(Q, totals, t0, lam)[0]
+                    ql, qr = QH[t0], th - QH[t0]
+                    split = (QN[t0] > 0) & (tn - QN[t0] > 0) & (ql > 0) & (qr > 0)
+                    slack = 2e-12 * tg**2 * th / np.where(split, ql * qr, 1.0)
+                    b, g, slack = per_era[split], g_e[split], slack[split]
+                    assert np.all(b <= g * (1 + 1e-9) + slack)
+                    assert np.all(b >= g * (1 - 1e-9))
+                    tight += int(split.sum())
+    assert checked > 1000
+    assert tight > 100 or lam > 0
+
+
+def test_boltzmann_below_zero_is_at_most_the_mean():
+    """The bound of docs/criteria.md holds below alpha = 0 because the
+    Boltzmann operator then weighs the smaller gains more: at most their
+    mean."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        g = rng.normal(size=int(rng.integers(1, 30))) * 10.0 ** rng.integers(-3, 6)
+        for alpha in (-np.inf, -10.0, -1.0, -1e-3):
+            assert boltzmann_operator(g, alpha) <= g.mean() + 1e-12 * np.abs(g).max()

@@ -596,3 +596,70 @@ def test_an_exact_tie_in_the_right_to_left_scan_goes_to_the_lower_bin(sparse):
     assert info.found
     assert (info.bin_idx, info.missing_go_to_left) == (0, True)
     assert info.criterion == 9.75
+
+
+def split_fields(info):
+    fields = [info.found]
+    if info.found:
+        fields += [
+            info.feature_idx,
+            info.bin_idx,
+            info.missing_go_to_left,
+            info.is_categorical,
+            info.criterion,
+            info.gain,
+            info.n_samples_left,
+            info.sum_gradient_left,
+            info.sum_hessian_left,
+        ]
+        if info.is_categorical:
+            fields.append(tuple(info.left_cat_bitset))
+    return fields
+
+
+@pytest.mark.parametrize("alpha", [0.0, -1.0, -np.inf])
+@pytest.mark.parametrize("const_h", [True, False])
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"irf_penalty": 0.3}, {"min_samples_leaf_per_era": 2}, {"categorical": True}],
+)
+def test_blocks_skipped_by_their_bound_change_no_split(
+    alpha, const_h, n_threads, options
+):
+    """docs/criteria.md, "A bound over a block of candidates": under ``era``
+    with alpha <= 0 the scans skip the blocks of candidates whose bound is
+    below the best so far; node by node, down three levels, the split is
+    the same, field for field, as when every candidate is scored, and some
+    blocks were skipped."""
+    options = dict(options)
+    data = {"n_bins": (6, 4, 9, 64, 200), "missing": (False, True, False, True, True)}
+    data.update(const_h=const_h, rows_per_era=(30, 120))
+    if options.pop("categorical", False):
+        data["categorical"] = np.array([False, True, False, True, False])
+    case = Case(
+        4,
+        12,
+        "era",
+        alpha,
+        lam=0.0 if const_h else 0.8,
+        n_threads=n_threads,
+        data=data,
+        **options,
+    )
+    nodes = [case.rows]
+    n_nodes = 0
+    while nodes and n_nodes < 15:
+        rows = nodes.pop(0)
+        hist = case.hist(rows)
+        case.splitter.bound_blocks = False
+        plain = case.split(rows, hist)
+        case.splitter.bound_blocks = True
+        bounded = case.split(rows, hist)
+        assert split_fields(bounded) == split_fields(plain)
+        n_nodes += 1
+        if plain.found:
+            left = case.left_mask(rows, plain)
+            nodes += [rows[left], rows[~left]]
+    assert n_nodes >= 3
+    assert case.splitter.blocks_skipped > 0

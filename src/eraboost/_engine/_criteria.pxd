@@ -158,6 +158,59 @@ cdef extern from *:
                                      th[i] - qh[i], tn[i] - qn[i], lam);
         return dsum;
     }
+
+    /* An upper bound of the gain sum of the E eras over a block of
+       candidates (docs/criteria.md, "A bound over a block of candidates").
+       With a = H_L + lam and b = H_R + lam, an era's gain is, exactly,
+           G^2 / (a + b) - score(G, H) + (a + b) D^2 / (a b),
+           D = G_L - G a / (a + b),
+       where the first two terms sum to at most 0 (lam >= 0). Over the
+       block's candidates, D^2 is at most dd[e], the largest of their
+       (D computed with G / (H + 2 lam)); a b is concave in H_L, so that
+       over the candidates with rows on both sides (the gain is 0 on the
+       others) it is at least its value at the ends of their range of H_L:
+       from the scanned side's sums at the block's first candidate
+       (n1, h1) and last (n2, h2), the range starts at h1 if n1 >= 1 (else
+       at 1 row with constant hessians, 0 otherwise) and ends at h2 if
+       n2 < n (else at n - 1 rows, or H). An era bounds its gains by
+       (H + 2 lam) (dd (1 + 1e-12) + 1e-12 G^2) / min a b, >= 0 (the terms
+       in 1e-12 cover the rounding of D, about 1e-15 of D^2 + G^2); 0 when
+       no candidate has rows on both sides; +inf when min a b is not
+       positive (a zero hessian sum, or lam = 0 at an end of the range left
+       open). The scanned side plays the left side; with constant hessians
+       the hessian sums are the counts (h1 = n1, h2 = n2, th = tn).
+       Overwrites dd with the eras' bounds and returns their sum (four
+       interleaved partial sums, as eb_era_gains). */
+    EB_MULTIVERSION
+    static double eb_era_block_bound(double *EB_RESTRICT dd,
+                                     const double *n1,
+                                     const double *h1, const double *n2,
+                                     const double *h2, const double *tg,
+                                     const double *th, const double *tn,
+                                     double lam, int const_h, int E)
+    {
+        int i;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        double open_lo = const_h ? 1.0 : 0.0;
+        for (i = 0; i < E; i++) {
+            double H = th[i], n = tn[i];
+            double lo = n1[i] >= 1.0 ? h1[i] : open_lo;
+            double hi = n2[i] <= n - 1.0 ? h2[i] : (const_h ? n - 1.0 : H);
+            double flo = (lo + lam) * ((H - lo) + lam);
+            double fhi = (hi + lam) * ((H - hi) + lam);
+            double ab = flo < fhi ? flo : fhi;
+            double u = (H + 2.0 * lam)
+                       * (dd[i] * (1.0 + 1e-12) + 1e-12 * (tg[i] * tg[i]));
+            double any = (double)(n2[i] >= 1.0) * (double)(n1[i] <= n - 1.0);
+            double ub = ab > 0.0 ? u / ab : INFINITY;
+            dd[i] = any != 0.0 ? ub : 0.0;
+        }
+        for (i = 0; i + 4 <= E; i += 4) {
+            s0 += dd[i]; s1 += dd[i + 1]; s2 += dd[i + 2]; s3 += dd[i + 3];
+        }
+        for (; i < E; i++) s0 += dd[i];
+        return (s0 + s1) + (s2 + s3);
+    }
     """
     double era_gain_direction "eb_era_gain_direction" (
         double GL, double HL, double nL, double GR, double HR, double nR,
@@ -172,6 +225,10 @@ cdef extern from *:
     double era_gain "eb_era_gain" (
         double GL, double HL, double nL, double GR, double HR, double nR,
         double score_parent, double lam) noexcept nogil
+    double era_block_bound "eb_era_block_bound" (
+        double *dd, const double *n1, const double *h1, const double *n2,
+        const double *h2, const double *tg, const double *th, const double *tn,
+        double lam, int const_h, int E) noexcept nogil
     int era_direction "eb_era_direction" (
         double GL, double HL, double nL, double GR, double HR, double nR,
         double lam) noexcept nogil

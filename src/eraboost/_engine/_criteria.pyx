@@ -39,6 +39,45 @@ def era_split_score(GL, HL, nL, GR, HR, nR, double lam, double alpha):
     return np.asarray(gains), s, dsum
 
 
+def block_bound(dd, n1, h1, n2, h2, tg, th, tn, double lam,
+                bint const_h):
+    """The bound of the per-era gains over a block of candidates
+    (docs/criteria.md, "A bound over a block of candidates"), computed by
+    the engine's own function.
+
+    Parameters
+    ----------
+    dd : array-like of shape (n_eras,)
+        Each era's largest ``D_e^2`` over the block's candidates.
+    n1, h1, n2, h2 : array-like of shape (n_eras,)
+        The left side's rows and hessian sums at the block's first and
+        last candidates.
+    tg, th, tn : array-like of shape (n_eras,)
+        The eras' sums of gradients and hessians and their rows.
+    lam : float
+    const_h : bool
+        Constant hessians: the hessian sums are the row counts.
+
+    Returns
+    -------
+    total : float, the bound of the gain sum of any candidate of the block
+    bounds : ndarray of shape (n_eras,), each era's bound
+    """
+    arrays = [np.ascontiguousarray(a, dtype=np.float64)
+              for a in (dd, n1, h1, n2, h2, tg, th, tn)]
+    cdef Py_ssize_t m = arrays[0].shape[0]
+    if any(a.shape != (m,) for a in arrays):
+        raise ValueError("block_bound: arrays of one length expected")
+    cdef double[::1] b = arrays[0].copy()
+    cdef double[::1] x1 = arrays[1], y1 = arrays[2], x2 = arrays[3]
+    cdef double[::1] y2 = arrays[4], g = arrays[5], h = arrays[6], n = arrays[7]
+    if m == 0:
+        return 0.0, np.zeros(0)
+    total = era_block_bound(&b[0], &x1[0], &y1[0], &x2[0], &y2[0], &g[0], &h[0],
+                            &n[0], lam, const_h, <int>m)
+    return total, np.asarray(b)
+
+
 def value_variance_penalty(GL, HL, nL, GR, HR, nR, double lam):
     """The ``value_variance`` penalty P(s) = Var_e CR_e(s) of
     docs/criteria.md for one candidate split.

@@ -22,4 +22,26 @@
 #define EB_MULTIVERSION
 #endif
 
+/* A pointer through which alone its data are reached in the function (C99
+   restrict), so that a loop of several arrays vectorises without alias
+   checks. */
+#if defined(_MSC_VER)
+#define EB_RESTRICT __restrict
+#else
+#define EB_RESTRICT restrict
+#endif
+
+#include <float.h>
+
+/* Four doubles as one SIMD value (GCC and Clang vector extensions; two SSE2
+   registers in the baseline version of a multiversioned loop). */
+#if defined(__GNUC__)
+#define EB_VECTORS 1
+typedef double eb_v4d __attribute__((vector_size(32)));
+typedef long long eb_v4l __attribute__((vector_size(32)));
+typedef int eb_v4i __attribute__((vector_size(16)));
+#else
+#define EB_VECTORS 0
+#endif
+
 #endif

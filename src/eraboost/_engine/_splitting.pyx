@@ -43,6 +43,7 @@ import numpy as np
 from ._common import SPLIT_TYPES
 from libc.stdlib cimport malloc, free, calloc, qsort
 from libc.string cimport memcpy
+from libc.math cimport INFINITY
 
 from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t, G_t,
                        uint8_t, uint32_t, int32_t, int64_t, in_bitset,
@@ -50,7 +51,7 @@ from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t, G
                        RATE_SPREAD, SCAN_ONE_THREAD_BELOW, ROWS_PER_THREAD,
                        lane_sum, rows_per_bin, prefetch, PREFETCH_ROWS)
 from ._criteria cimport (score, era_gain, era_gains, era_directions,
-                         era_direction, boltzmann,
+                         era_direction, era_block_bound, boltzmann,
                          value_variance, rate_spread)
 from ._common import era_options_set
 from ._histogram import SparseHistogram
@@ -88,11 +89,189 @@ cdef extern from *:
             for (i = 0; i < E; i++) q[i] = p[i] + (double)(int32_t)b[i];
         }
     }
+
+    /* The scanned side's per-era sums over a block of steps, and what
+       eb_era_block_bound needs of them (eb_block_gather below), for era e
+       alone or, with EB_VECTORS, the four eras from e. */
+    static inline EB_ALWAYS_INLINE void eb_gather_era(
+        const double *g, const double *h, const uint32_t *n, int64_t R,
+        const unsigned int *seq, int step, int first, int last,
+        const double *pg, const double *ph, const double *pn, double *qg,
+        double *qh, double *qn, const double *kk, double lam, double *dd,
+        double *n1, double *h1, int e)
+    {
+        double xg = step == 0 ? 0.0 : pg[e], xn = step == 0 ? 0.0 : pn[e];
+        double xh = step == 0 || h == NULL ? 0.0 : ph[e], d, m = 0.0;
+        int s;
+        int64_t c;
+        for (s = step; s <= last; s++) {
+            c = (int64_t)seq[s] * R + e;
+            xg += g[c];
+            xn += (double)(int32_t)n[c];
+            if (h != NULL) xh += h[c];
+            if (s == first) {
+                n1[e] = xn;
+                h1[e] = h != NULL ? xh : xn;
+            }
+            if (s >= first) {
+                d = xg - kk[e] * ((h != NULL ? xh : xn) + lam);
+                d = d * d;
+                m = d > m ? d : m;
+            }
+        }
+        qg[e] = xg;
+        qn[e] = xn;
+        if (h != NULL) qh[e] = xh;
+        dd[e] = m;
+    }
+
+    #if EB_VECTORS
+    static inline EB_ALWAYS_INLINE eb_v4d eb_load4(const double *p)
+    {
+        eb_v4d v;
+        __builtin_memcpy(&v, p, sizeof v);
+        return v;
+    }
+
+    static inline EB_ALWAYS_INLINE void eb_store4(double *p, eb_v4d v)
+    {
+        __builtin_memcpy(p, &v, sizeof v);
+    }
+
+    static inline EB_ALWAYS_INLINE void eb_gather_eras4(
+        const double *g, const double *h, const uint32_t *n, int64_t R,
+        const unsigned int *seq, int step, int first, int last,
+        const double *pg, const double *ph, const double *pn, double *qg,
+        double *qh, double *qn, const double *kk, double lam, double *dd,
+        double *n1, double *h1, int e, int with_h)
+    {
+        const eb_v4d zero = {0.0, 0.0, 0.0, 0.0};
+        const eb_v4d vlam = {lam, lam, lam, lam};
+        eb_v4d xg = step == 0 ? zero : eb_load4(pg + e);
+        eb_v4d xn = step == 0 ? zero : eb_load4(pn + e);
+        eb_v4d xh = step == 0 || !with_h ? zero : eb_load4(ph + e);
+        eb_v4d vk = eb_load4(kk + e), m = zero, d;
+        eb_v4i ni;
+        eb_v4l gt;
+        int s;
+        int64_t c;
+        for (s = step; s <= last; s++) {
+            c = (int64_t)seq[s] * R + e;
+            xg += eb_load4(g + c);
+            __builtin_memcpy(&ni, n + c, sizeof ni);
+            xn += __builtin_convertvector(ni, eb_v4d);
+            if (with_h) xh += eb_load4(h + c);
+            if (s == first) {
+                eb_store4(n1 + e, xn);
+                eb_store4(h1 + e, with_h ? xh : xn);
+            }
+            if (s >= first) {
+                d = xg - vk * ((with_h ? xh : xn) + vlam);
+                d = d * d;
+                gt = d > m;
+                m = (eb_v4d)((gt & (eb_v4l)d) | (~gt & (eb_v4l)m));
+            }
+        }
+        eb_store4(qg + e, xg);
+        eb_store4(qn + e, xn);
+        if (with_h) eb_store4(qh + e, xh);
+        eb_store4(dd + e, m);
+    }
+    #endif
+
+    /* The scanned side's per-era sums after step `last` into q (qg, qh, qn;
+       qh unused when h is NULL: constant hessians, the counts): the sums
+       after step `step - 1` (p; none when step is 0) plus the cells
+       (g, h, n; bin b's cells of era e at b * R + e) of the bins seq[step]
+       .. seq[last], added in scan order: the sums of eb_add_bin, bit for
+       bit (a cell is never -0.0: 0.0 + a cell is the cell). For the
+       candidates of steps `first` .. `last`, what eb_era_block_bound needs:
+       each era's largest D^2 (dd, D = G_L - kk (H_L + lam)) and its sums at
+       step `first` (n1, h1). Four eras at a time stay in SIMD registers
+       across the steps: each cell is read once. */
+    EB_MULTIVERSION
+    static void eb_block_gather(
+        const double *g, const double *h, const uint32_t *n, int64_t R,
+        const unsigned int *seq, int step, int first, int last,
+        const double *pg, const double *ph, const double *pn, double *qg,
+        double *qh, double *qn, const double *kk, double lam, double *dd,
+        double *n1, double *h1, int E)
+    {
+        int e = 0, s;
+        int64_t c, i;
+    #if defined(__GNUC__)
+        /* the block's cells, a bin's eras contiguous, are read four eras at
+           a time across the bins: ask for all their cache lines first */
+        for (s = step; s <= last; s++) {
+            c = (int64_t)seq[s] * R;
+            for (i = 0; i < E; i += 8) {
+                __builtin_prefetch(g + c + i, 0, 3);
+                if (h != NULL) __builtin_prefetch(h + c + i, 0, 3);
+            }
+            for (i = 0; i < E; i += 16) __builtin_prefetch(n + c + i, 0, 3);
+        }
+    #endif
+    #if EB_VECTORS
+        if (h == NULL) {
+            for (; e + 4 <= E; e += 4)
+                eb_gather_eras4(g, h, n, R, seq, step, first, last, pg, ph,
+                                pn, qg, qh, qn, kk, lam, dd, n1, h1, e, 0);
+        } else {
+            for (; e + 4 <= E; e += 4)
+                eb_gather_eras4(g, h, n, R, seq, step, first, last, pg, ph,
+                                pn, qg, qh, qn, kk, lam, dd, n1, h1, e, 1);
+        }
+    #endif
+        for (; e < E; e++)
+            eb_gather_era(g, h, n, R, seq, step, first, last, pg, ph, pn, qg,
+                          qh, qn, kk, lam, dd, n1, h1, e);
+    }
+
+    /* The best criterion found so far among a node's features, shared by
+       the threads that scan them: read and raised atomically. Only a
+       threshold below which blocks of candidates are skipped
+       (Splitter._score_per_era): the split found never depends on when
+       another thread raises it. */
+    static inline double eb_load_best(double *p)
+    {
+        double v;
+    #if defined(__GNUC__)
+        __atomic_load(p, &v, __ATOMIC_RELAXED);
+    #else
+        #pragma omp critical(eb_best)
+        v = *p;
+    #endif
+        return v;
+    }
+
+    static inline void eb_raise_best(double *p, double v)
+    {
+    #if defined(__GNUC__)
+        double cur;
+        __atomic_load(p, &cur, __ATOMIC_RELAXED);
+        while (v > cur && !__atomic_compare_exchange(
+                   p, &cur, &v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        }
+    #else
+        #pragma omp critical(eb_best)
+        {
+            if (v > *p) *p = v;
+        }
+    #endif
+    }
     """
     void add_bin "eb_add_bin" (double *q, const double *p, const double *b,
                                int E) noexcept nogil
     void add_counts "eb_add_counts" (double *q, const double *p,
                                      const uint32_t *b, int E) noexcept nogil
+    double load_best "eb_load_best" (double *p) noexcept nogil
+    void block_gather "eb_block_gather" (
+        const double *g, const double *h, const uint32_t *n, int64_t R,
+        const unsigned int *seq, int step, int first, int last,
+        const double *pg, const double *ph, const double *pn, double *qg,
+        double *qh, double *qn, const double *kk, double lam, double *dd,
+        double *n1, double *h1, int E) noexcept nogil
+    void raise_best "eb_raise_best" (double *p, double v) noexcept nogil
 
 
 # The codes of the criteria by name are ``_common.SPLIT_TYPES``, the one
@@ -122,6 +301,19 @@ cdef double MIN_CAT_SUPPORT = 10.0
 # the rounding of the gain (about 1e-16 of that score), far below any split
 # that changes the pooled values.
 cdef double POOLED_PROGRESS_RTOL = 1e-9
+
+# Under ``era`` (boltzmann_alpha <= 0) the per-era scans bound blocks of this
+# many candidates at once (Splitter._score_per_era, docs/criteria.md): a
+# bound costs about a third of its block's gains, and a block whose bound is
+# below the best so far is skipped. After BOUND_MAX_MISSES failed bounds in
+# a row a thread tries one every 2 ** BOUND_MAX_MISSES blocks. The margin,
+# relative to the bound plus the eras' scores, is far above the rounding of
+# the gains and their sum (about 1e-16 of those), far below the gaps
+# between candidates that it skips.
+cdef enum:
+    BOUND_BLOCK = 8
+    BOUND_MAX_MISSES = 6
+cdef double BOUND_RTOL = 1e-10
 
 
 cdef struct score_t:
@@ -164,6 +356,13 @@ cdef struct node_sums_t:
     const double *th     # (0 for the eras absent from the node)
     const double *tn
     const double *ts
+    # the best criterion found so far over the node's features (shared by
+    # the threads, load_best and raise_best): blocks of candidates bounded
+    # below it are skipped (Splitter._score_per_era)
+    double *shared_best
+    # (E,) G_e / (H_e + 2 lam), 0 for 0 / 0: the bound of a block of
+    # candidates (era_block_bound)
+    const double *kk
 
 
 cdef struct scan_t:
@@ -232,6 +431,14 @@ cdef struct era_scratch_t:
     signed char *ok
     signed char *dirs    # (E,) directions of the eras (sparse scan)
     int32_t *pos         # (E,) position of each era taking part (sparse scan)
+    double *dd           # (E,) the bound's largest D^2 of each era
+    double *n1           # (E,) the scanned side's rows and hessians at the
+    double *h1           # block's first candidate
+    # the bounds that failed in a row on this thread, and the blocks still
+    # to score without trying one (_score_per_era)
+    int bound_misses
+    int bound_wait
+    int64_t bound_skips  # blocks skipped by their bound
 
 
 cdef struct era_view_t:
@@ -266,8 +473,11 @@ cdef bint scratch_alloc(feature_scratch_t *fs, unsigned int nb, int E,
     fs.cats = <cat_info_t *> malloc(nb * sizeof(cat_info_t))
     fs.seq = <unsigned int *> malloc(nb * sizeof(unsigned int))
     era_scratch.ok = <signed char *> malloc(2 * m + 1)
-    era_scratch.pg = <double *> malloc((12 * m + 1) * sizeof(double))
+    era_scratch.pg = <double *> malloc((15 * m + 1) * sizeof(double))
     era_scratch.pos = <int32_t *> malloc((m + 1) * sizeof(int32_t))
+    era_scratch.bound_misses = 0
+    era_scratch.bound_wait = 0
+    era_scratch.bound_skips = 0
     if (fs.cands == NULL or fs.cats == NULL or fs.seq == NULL
             or era_scratch.ok == NULL or era_scratch.pg == NULL
             or era_scratch.pos == NULL):
@@ -284,6 +494,9 @@ cdef bint scratch_alloc(feature_scratch_t *fs, unsigned int nb, int E,
     era_scratch.ln = era_scratch.pg + 9 * m
     era_scratch.cr = era_scratch.pg + 10 * m
     era_scratch.gc = era_scratch.pg + 11 * m
+    era_scratch.dd = era_scratch.pg + 12 * m
+    era_scratch.n1 = era_scratch.pg + 13 * m
+    era_scratch.h1 = era_scratch.pg + 14 * m
     era_scratch.dirs = era_scratch.ok + m
     return True
 
@@ -512,6 +725,9 @@ cdef class Splitter:
     cdef unsigned int min_per_era
     cdef int penalty_kind
     cdef readonly bint per_era  # score from the per-era histograms
+    # skip blocks of candidates by their bound (_bounded); off only to test
+    # that the splits are the same without
+    cdef public bint bound_blocks
     cdef unsigned int max_nb  # the most bins of a feature
     cdef const uint8_t[::1] is_categorical
     # per-thread work arrays, for features of up to max_nb bins and the
@@ -579,12 +795,24 @@ cdef class Splitter:
         self.irf_penalty = irf_penalty
         self.min_per_era = min_samples_leaf_per_era
         self.penalty_kind = penalty_kind
+        self.bound_blocks = True
         self.per_era = n_eras > 1 and bool(era_options_set(
             split_type, irf_penalty, min_samples_leaf_per_era))
         if is_categorical is None:
             is_categorical = np.zeros(len(n_bins), dtype=np.uint8)
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.uint8)
         self._alloc_scratch(max(n_threads, 1))
+
+    @property
+    def blocks_skipped(self):
+        """The blocks of candidates that the scans skipped by their bound
+        (docs/criteria.md, "A bound over a block of candidates") since
+        the splitter was made: what the bound saved."""
+        cdef int t
+        cdef int64_t n = 0
+        for t in range(self.n_scratch):
+            n += self.scratch[t].era.bound_skips
+        return n
 
     def find_node_split(self, unsigned int n_samples, histogram,
                         double sum_gradients, double sum_hessians, double value,
@@ -680,13 +908,16 @@ cdef class Splitter:
         cdef int32_t *present = <int32_t *> malloc(
             n_alloc * 2 * E * sizeof(int32_t))
         cdef signed char *is_present = <signed char *> calloc(n_alloc * E, 1)
-        # per-era totals of each node: g, h, rows, score
-        cdef double *tot = <double *> calloc(n_alloc * 4 * E, sizeof(double))
+        # per-era totals of each node: g, h, rows, score, kk
+        cdef double *tot = <double *> calloc(n_alloc * 5 * E, sizeof(double))
+        # the best criterion found so far for each node (_block_bound)
+        cdef double *shared = <double *> malloc(n_alloc * sizeof(double))
         self.busy = True
         try:
             if (node_sums == NULL or hists == NULL or samps == NULL
                     or infos == NULL or present == NULL or is_present == NULL
-                    or tot == NULL or sparses == NULL or is_sparse == NULL):
+                    or tot == NULL or sparses == NULL or is_sparse == NULL
+                    or shared == NULL):
                 raise MemoryError()
             for j in range(n_nodes):
                 dense, samp, sparse_hist = views[j]
@@ -704,6 +935,8 @@ cdef class Splitter:
                 node_sums[j].loss_node = node.sum_gradients * node.value
                 node_sums[j].lower = node.lower_bound
                 node_sums[j].upper = node.upper_bound
+                shared[j] = -INFINITY
+                node_sums[j].shared_best = &shared[j]
             with nogil:
                 for j in range(n_nodes):
                     if j == sub_j and n_feat > 0:
@@ -714,7 +947,7 @@ cdef class Splitter:
                                       &sparses[j] if is_sparse[j] else NULL,
                                       features, E, &node_sums[j],
                                       present + 2 * E * j, is_present + E * j,
-                                      tot + 4 * E * j)
+                                      tot + 5 * E * j)
                 nt = (self.n_threads
                       if (self.offsets[self.offsets.shape[0] - 1]
                           >= SCAN_ONE_THREAD_BELOW)
@@ -754,6 +987,7 @@ cdef class Splitter:
             free(present)
             free(is_present)
             free(tot)
+            free(shared)
 
     cdef int _read_sparse(self, hist, const uint32_t[::1] features,
                           sparse_t *sp) except -1:
@@ -825,14 +1059,14 @@ cdef class Splitter:
                            signed char *is_present,
                            double *tot) noexcept nogil:
         """The node's per-era totals and the eras taking part, into ``node``
-        (``present``: 2 E entries, ``is_present``: E, ``tot``: 4 E, zeros).
+        (``present``: 2 E entries, ``is_present``: E, ``tot``: 5 E, zeros).
 
         Every feature's histogram holds the same rows: the totals are the
         first feature's bins, in order. E_node: the eras with enough rows to
         be split; the others take no part, as the eras absent from the node;
         then the single-row eras (no gain, no direction)."""
         cdef int M = 0, n_out = 0, n_out_split = 0, e, f0
-        cdef double ts_part = 0.0
+        cdef double ts_part = 0.0, d
         # an era with fewer rows in the node cannot be split there
         cdef double splittable = 2.0 * max(1, self.min_per_era)
         cdef block_t blk
@@ -865,6 +1099,8 @@ cdef class Splitter:
                         tot[2 * E + e] += blk.n[cell]
             for e in range(E):
                 tot[3 * E + e] = score(tot[e], tot[E + e], self.lam)
+                d = tot[E + e] + 2.0 * self.lam
+                tot[4 * E + e] = tot[e] / d if d != 0.0 else 0.0
                 if tot[2 * E + e] >= splittable:
                     is_present[e] = 1
                     present[M] = e
@@ -894,6 +1130,7 @@ cdef class Splitter:
         node.th = tot + E
         node.tn = tot + 2 * E
         node.ts = tot + 3 * E
+        node.kk = tot + 4 * E
 
     cdef object _make_info(self, const split_t *s, const node_sums_t *node):
         cdef double G = node.G, H = node.H, lower = node.lower, upper = node.upper
@@ -1151,18 +1388,22 @@ cdef class Splitter:
 
         A candidate's per-era scanned-side sums are the previous
         candidate's plus the bins in between, the cells of all eras of a
-        bin being contiguous (one vectorised pass; the eras absent from the
-        node add zeros); then the gains of all eras come from one dense loop
-        (``era_gains``) and the candidate is scored. With constant hessians
-        the hessian sums are the row counts: one array serves both."""
+        bin being contiguous (one vectorised pass, :meth:`_gather`; the
+        eras absent from the node add zeros); then the gains of all eras
+        come from one dense loop (``era_gains``) and the candidate is
+        scored. With constant hessians the hessian sums are the row counts:
+        one array serves both.
+
+        Under ``era`` with ``boltzmann_alpha <= 0`` the candidates go by
+        blocks of BOUND_BLOCK: a block whose bound (:meth:`_block_bound`)
+        is below the best criterion found so far for the node, over all its
+        features, holds no candidate that could win or tie, and its gains
+        are not computed."""
         cdef era_scratch_t *era_scratch = &fs.era
         cdef const pooled_t *cands = fs.cands
-        cdef int E = node.E, k, step = 0
-        cdef bint const_h = self.const_h, changed = False, first, scored
-        cdef int64_t c
-        cdef const double *bg
-        cdef const double *bh
-        cdef const uint32_t *bn
+        cdef int E = node.E, k = 0, kb = 0, step = 0
+        cdef bint const_h = self.const_h, changed = False, scored
+        cdef bint bounded = self._bounded()
         cdef double *pg = era_scratch.pg
         cdef double *ph = era_scratch.ph
         cdef double *pn = era_scratch.pn
@@ -1174,22 +1415,27 @@ cdef class Splitter:
         if const_h:
             ph = pn
             qh = qn
-        for k in range(K):
-            first = True
-            while step <= cands[k].step:
-                c = s.seq[step] * s.R
-                bg = s.blk.g + c
-                bn = s.blk.n + c
-                bh = s.blk.h + c if not const_h else NULL
-                # q = p + the bin (the previous candidate's sums), or q +=
-                # the bin; the first bin has no previous sums (cells are
-                # never -0.0, so this is 0.0 + the bin's sums, bit for bit)
-                add_bin(qg, NULL if step == 0 else (pg if first else qg), bg, E)
-                add_counts(qn, NULL if step == 0 else (pn if first else qn), bn, E)
-                if not const_h:
-                    add_bin(qh, NULL if step == 0 else (ph if first else qh), bh, E)
-                first = False
-                step = step + 1
+        while k < K:
+            if bounded and k == kb:
+                kb = min(k + BOUND_BLOCK, K)
+                if self._try_bound(s, era_scratch, node, cands[k].step,
+                                   cands[kb - 1].step, step, pg, ph, pn, qg,
+                                   qh, qn, best):
+                    # the block's sums are the next one's start
+                    step = cands[kb - 1].step + 1
+                    k = kb
+                    t = pg
+                    pg = qg
+                    qg = t
+                    t = ph
+                    ph = qh
+                    qh = t
+                    t = pn
+                    pn = qn
+                    qn = t
+                    continue
+            self._gather(s, node, step, cands[k].step, pg, ph, pn, qg, qh, qn)
+            step = cands[k].step + 1
             # directional: the directions first, without divisions; a
             # candidate with fewer agreeing eras than the best cannot beat
             # it, whatever its gains (docs/criteria.md), and is not scored
@@ -1220,7 +1466,100 @@ cdef class Splitter:
             t = pn
             pn = qn
             qn = t
+            k = k + 1
         return changed
+
+    cdef inline bint _bounded(self) noexcept nogil:
+        """Whether the scans skip blocks of candidates by their bound: under
+        ``era`` with ``boltzmann_alpha <= 0``, whose criterion is at most
+        the mean of the gains of the eras taking part (the mean itself at
+        0; the Boltzmann operator weighs the smaller gains more below 0),
+        less an invariance penalty (>= 0)."""
+        return (self.bound_blocks and self.split_type == ERA
+                and self.alpha <= 0.0)
+
+    cdef inline void _gather(self, const scan_t *s, const node_sums_t *node,
+                             int step, int last, const double *pg,
+                             const double *ph, const double *pn, double *qg,
+                             double *qh, double *qn) noexcept nogil:
+        """The scanned side's per-era sums after step ``last`` into q: the
+        sums after step ``step - 1`` (p; none when ``step`` is 0) plus the
+        bins of steps ``step .. last``, added in scan order, so that any
+        grouping of the steps gives the same sums, bit for bit."""
+        cdef int64_t c
+        cdef bint const_h = self.const_h, first = True
+        cdef int E = node.E
+        while step <= last:
+            c = s.seq[step] * s.R
+            # q = p + the bin, or q += the bin; the first bin has no
+            # previous sums (cells are never -0.0, so this is 0.0 + the
+            # bin's sums, bit for bit)
+            add_bin(qg, NULL if step == 0 else (pg if first else qg),
+                    s.blk.g + c, E)
+            add_counts(qn, NULL if step == 0 else (pn if first else qn),
+                       s.blk.n + c, E)
+            if not const_h:
+                add_bin(qh, NULL if step == 0 else (ph if first else qh),
+                        s.blk.h + c, E)
+            first = False
+            step = step + 1
+
+    cdef inline bint _try_bound(self, const scan_t *s,
+                                era_scratch_t *era_scratch,
+                                const node_sums_t *node, int first, int last,
+                                int step, const double *pg, const double *ph,
+                                const double *pn, double *qg, double *qh,
+                                double *qn, const split_t *best) noexcept nogil:
+        """:meth:`_block_bound`, tried unless the last ones failed: a bound
+        costs about a third of the gains of its block, so where bounds
+        rarely skip a block (many small eras) they are tried less and less
+        often, after 1, 3, 7 ... 63 blocks scored in full; one that skips
+        its block starts over. The split found does not depend on it."""
+        cdef int r
+        if era_scratch.bound_wait > 0:
+            era_scratch.bound_wait -= 1
+            return False
+        r = self._block_bound(s, era_scratch, node, first, last, step, pg, ph,
+                              pn, qg, qh, qn, best)
+        if r == 1:
+            era_scratch.bound_misses = 0
+            era_scratch.bound_skips += 1
+        elif r == 0:
+            era_scratch.bound_misses = min(era_scratch.bound_misses + 1,
+                                           BOUND_MAX_MISSES)
+            era_scratch.bound_wait = (1 << era_scratch.bound_misses) - 1
+        return r == 1
+
+    cdef int _block_bound(self, const scan_t *s, era_scratch_t *era_scratch,
+                          const node_sums_t *node, int first, int last,
+                          int step, const double *pg, const double *ph,
+                          const double *pn, double *qg, double *qh,
+                          double *qn, const split_t *best) noexcept nogil:
+        """1 when the candidates of the steps ``first .. last`` are all
+        below the best criterion found so far for the node (this scan's
+        ``best``, or another feature's: ``node.shared_best``), from an upper
+        bound of their gain sums (``era_block_bound``, docs/criteria.md);
+        then q holds the sums after step ``last``, gathered from p (the
+        sums after step ``step - 1``) as :meth:`_gather` does. Otherwise
+        the block is to be scored and q is scratch: 0, or -1 when there is
+        no best yet to compare with.
+
+        The margin covers the rounding of the gains and of their sum: a
+        block is skipped only when none of its candidates can win or tie,
+        so the split found is the same as without the bound."""
+        cdef double thr = load_best(node.shared_best), bsum
+        if best.sc.found and best.sc.criterion > thr:
+            thr = best.sc.criterion
+        if not thr > 0.0:
+            return -1
+        block_gather(s.blk.g, NULL if self.const_h else s.blk.h, s.blk.n,
+                     s.R, s.seq, step, first, last, pg, ph, pn, qg, qh, qn,
+                     node.kk, self.lam, era_scratch.dd, era_scratch.n1,
+                     era_scratch.h1, node.E)
+        bsum = era_block_bound(era_scratch.dd, era_scratch.n1, era_scratch.h1,
+                               qn, qh, node.tg, node.th, node.tn, self.lam,
+                               self.const_h, node.E)
+        return bsum + BOUND_RTOL * (bsum + node.ts_part) < thr * node.M
 
     cdef bint _score_per_era_sparse(self, const scan_t *s, feature_scratch_t *fs,
                                     const node_sums_t *node, int K,
@@ -1316,6 +1655,8 @@ cdef class Splitter:
         sc = self._score(s, p, node, era_sums, era_scratch)
         if takes_over(&sc, &best.sc, s.ties_to_later, self.split_type):
             keep(best, s, p, &sc)
+            if self._bounded():
+                raise_best(node.shared_best, sc.criterion)
             return True
         return False
 
@@ -1326,15 +1667,22 @@ cdef class Splitter:
         """Under ``era`` with ``boltzmann_alpha = 0`` and no invariance
         penalty a candidate's criterion is its eras' gain sum over M
         (:meth:`_criterion`), known before the rest of its score: one
-        below the best's can neither beat it nor tie, so the scorer's
+        below the best's (this scan's, or another feature's of the node:
+        ``node.shared_best``) can neither beat it nor tie, so the scorer's
         other steps (the children's values, the pooled gain and
-        progress) are skipped. The best is the same as when it is
+        progress) are skipped. The split found is the same as when it is
         scored."""
+        cdef double thr
         if (self.split_type != ERA or self.alpha != 0.0
-                or self.irf_penalty > 0.0 or not best.sc.found):
+                or self.irf_penalty > 0.0):
+            return False
+        thr = load_best(node.shared_best)
+        if best.sc.found and best.sc.criterion > thr:
+            thr = best.sc.criterion
+        if not thr > 0.0:
             return False
         return (self._present_gain_sum(node, era_sums, era_scratch) / node.M
-                < best.sc.criterion)
+                < thr)
 
     cdef inline int _directions(self, const double *qg, const double *qh,
                                 const double *qn,
