@@ -517,6 +517,20 @@ cdef void scratch_free(feature_scratch_t *fs) noexcept nogil:
     fs.era.pos = NULL
 
 
+cdef struct feature_rank_t:
+    int64_t wins         # nodes whose split was on the feature
+    int32_t k            # its position in ``features``
+
+
+cdef int cmp_feature_rank(const void *a, const void *b) noexcept nogil:
+    """More wins first, then the order of ``features``."""
+    cdef const feature_rank_t *x = <const feature_rank_t *> a
+    cdef const feature_rank_t *y = <const feature_rank_t *> b
+    if x.wins != y.wins:
+        return -1 if x.wins > y.wins else 1
+    return -1 if x.k < y.k else (1 if x.k > y.k else 0)
+
+
 cdef int cmp_cat_info(const void *a, const void *b) noexcept nogil:
     """Increasing value. Never 0, as scikit-learn's comparator: with the same
     libc qsort, equal values end up in the same order as in scikit-learn."""
@@ -728,6 +742,9 @@ cdef class Splitter:
     # skip blocks of candidates by their bound (_bounded); off only to test
     # that the splits are the same without
     cdef public bint bound_blocks
+    # the nodes split on each feature so far: the scans under bounds take
+    # the features that won most first (find_node_splits)
+    cdef int64_t[::1] wins
     cdef unsigned int max_nb  # the most bins of a feature
     cdef const uint8_t[::1] is_categorical
     # per-thread work arrays, for features of up to max_nb bins and the
@@ -796,6 +813,7 @@ cdef class Splitter:
         self.min_per_era = min_samples_leaf_per_era
         self.penalty_kind = penalty_kind
         self.bound_blocks = True
+        self.wins = np.zeros(len(n_bins), dtype=np.int64)
         self.per_era = n_eras > 1 and bool(era_options_set(
             split_type, irf_penalty, min_samples_leaf_per_era))
         if is_categorical is None:
@@ -853,7 +871,7 @@ cdef class Splitter:
         cdef int n_nodes = len(nodes), n_feat = features.shape[0]
         cdef int64_t need = (self.offsets[self.offsets.shape[0] - 1]
                              * cell_bytes(self.const_h))
-        cdef int sub_j = -1, j, k, t, nt, n_tasks = n_nodes * n_feat
+        cdef int sub_j = -1, j, k, t, i, nt, n_tasks = n_nodes * n_feat
         cdef const uint8_t[::1] hist
         cdef const uint8_t[::1] samp
         cdef const uint8_t[::1] sibling
@@ -912,12 +930,15 @@ cdef class Splitter:
         cdef double *tot = <double *> calloc(n_alloc * 5 * E, sizeof(double))
         # the best criterion found so far for each node (_block_bound)
         cdef double *shared = <double *> malloc(n_alloc * sizeof(double))
+        # the order in which the features are scanned (_scan_order)
+        cdef feature_rank_t *order = <feature_rank_t *> malloc(
+            max(n_feat, 1) * sizeof(feature_rank_t))
         self.busy = True
         try:
             if (node_sums == NULL or hists == NULL or samps == NULL
                     or infos == NULL or present == NULL or is_present == NULL
                     or tot == NULL or sparses == NULL or is_sparse == NULL
-                    or shared == NULL):
+                    or shared == NULL or order == NULL):
                 raise MemoryError()
             for j in range(n_nodes):
                 dense, samp, sparse_hist = views[j]
@@ -937,6 +958,7 @@ cdef class Splitter:
                 node_sums[j].upper = node.upper_bound
                 shared[j] = -INFINITY
                 node_sums[j].shared_best = &shared[j]
+            self._scan_order(features, order)
             with nogil:
                 for j in range(n_nodes):
                     if j == sub_j and n_feat > 0:
@@ -956,24 +978,27 @@ cdef class Splitter:
                 nt = max(1, min(nt, self.n_scratch))
                 for t in prange(n_tasks, schedule='dynamic', num_threads=nt):
                     j = t // n_feat
-                    k = t - j * n_feat
+                    k = order[t - j * n_feat].k
+                    i = j * n_feat + k
                     if j == sub_j and k > 0:
                         block_subtract(<uint8_t *> hists[j], sib,
                                        &self.offsets[0], features[k],
                                        self.const_h)
-                    infos[t].sc.found = 0
-                    infos[t].feature = features[k]
+                    infos[i].sc.found = 0
+                    infos[i].feature = features[k]
                     if samps[j][k]:
                         self._scan_feature(features[k], hists[j],
                                            &sparses[j] if is_sparse[j] else NULL,
                                            &node_sums[j],
-                                           &self.scratch[threadid()], &infos[t])
+                                           &self.scratch[threadid()], &infos[i])
             out = []
             for j in range(n_nodes):
                 best = j * n_feat
                 for t in range(j * n_feat + 1, (j + 1) * n_feat):
                     if better(&infos[t].sc, &infos[best].sc, self.split_type):
                         best = t
+                if infos[best].sc.found:
+                    self.wins[infos[best].feature] += 1
                 out.append(self._make_info(&infos[best], &node_sums[j]))
             return out
         finally:
@@ -988,6 +1013,22 @@ cdef class Splitter:
             free(is_present)
             free(tot)
             free(shared)
+            free(order)
+
+    cdef void _scan_order(self, const uint32_t[::1] features,
+                          feature_rank_t *order) noexcept:
+        """The order in which a node's features are scanned: under bounds
+        (:meth:`_bounded`), the features that won most nodes so far first,
+        so that the best so far (``node.shared_best``) is high early and
+        bounds skip more of the others; otherwise the order of
+        ``features``. The split found is the same in any order: the best is
+        taken over the features in the order of ``features``."""
+        cdef int k, n_feat = features.shape[0]
+        for k in range(n_feat):
+            order[k].k = k
+            order[k].wins = self.wins[features[k]] if self._bounded() else 0
+        if self._bounded() and n_feat > 1:
+            qsort(order, n_feat, sizeof(feature_rank_t), cmp_feature_rank)
 
     cdef int _read_sparse(self, hist, const uint32_t[::1] features,
                           sparse_t *sp) except -1:
