@@ -6,7 +6,12 @@ from reference import best_split, boltzmann, newton, score
 from sklearn.base import clone
 
 from eraboost import HistGradientBoostingRegressor
-from eraboost._engine._criteria import block_bound, boltzmann_operator, era_split_score
+from eraboost._engine._criteria import (
+    block_bound,
+    block_directions,
+    boltzmann_operator,
+    era_split_score,
+)
 
 ALPHAS = [-np.inf, -2.0, 0.0, 2.0, np.inf]
 SPLIT_TYPES = ["original", "era", "directional"]
@@ -442,6 +447,16 @@ def gains_at(Q, totals, t, lam, alpha=0.0):
     return g_e, s_era
 
 
+def directions_at(Q, totals, t, lam, present):
+    """The engine's sum of the directions of the eras with ``present`` set
+    at candidate t."""
+    tg, th, tn = totals
+    keep = present & (tn > 0)
+    GL, HL, nL = (q[t][keep] for q in Q)
+    args = (GL, HL, nL, tg[keep] - GL, th[keep] - HL, tn[keep] - nL, lam, 0.0)
+    return era_split_score(*args)[2]
+
+
 @pytest.mark.parametrize("const_h", [True, False])
 @pytest.mark.parametrize("lam", [0.0, 0.5])
 @pytest.mark.parametrize("scale", [1.0, 1e6])
@@ -449,10 +464,11 @@ def test_era_block_bound_holds_on_every_candidate(const_h, lam, scale):
     """docs/criteria.md, "A bound over a block of candidates": for any run of
     consecutive candidates, the engine's bound is at least every
     candidate's sum of per-era gains (the engine's own), and so at least
-    M S_era at any alpha <= 0; with a single candidate, lam = 0 and an era
-    split, the era's bound is its gain (up to the bound's margin)."""
+    M S_era at any alpha <= 0, and its bound of |sum_e d_e| at least every
+    candidate's; with a single candidate, lam = 0 and an era split, the
+    era's bound is its gain (up to the bound's margin)."""
     rng = np.random.default_rng(int(const_h) + 10 * int(lam > 0) + int(scale))
-    checked = tight = 0
+    checked = tight = tight_dirs = 0
     for _ in range(40):
         n_bins = int(rng.integers(2, 12))
         data = block_of_candidates(rng, 9, n_bins, lam, const_h, scale)
@@ -463,17 +479,26 @@ def test_era_block_bound_holds_on_every_candidate(const_h, lam, scale):
         m = int((tn > 0).sum())
         for t0 in range(n_bins - 1):
             for t1 in range(t0, n_bins - 1):
-                D2 = (QG[t0 : t1 + 1] - kk * (QH[t0 : t1 + 1] + lam)) ** 2
-                ends = (QN[t0], QH[t0], QN[t1], QH[t1])
-                dd = D2.max(axis=0)
-                total, per_era = block_bound(dd, *ends, *totals, lam, const_h)
+                D = QG[t0 : t1 + 1] - kk * (QH[t0 : t1 + 1] + lam)
+                ends = (D.min(axis=0), D.max(axis=0), QN[t0], QH[t0], QN[t1], QH[t1])
+                total, per_era = block_bound(*ends, *totals, lam, const_h)
+                dc = block_directions(*ends, *totals, tn >= 2, lam, const_h)
                 assert np.all(per_era >= 0.0)
                 for t in range(t0, t1 + 1):
                     assert gains_at(Q, totals, t, lam)[0].sum() <= total
+                    assert abs(directions_at(Q, totals, t, lam, tn >= 2)) <= dc
                     for alpha in (-1.0, -np.inf):
                         s_era = gains_at(Q, totals, t, lam, alpha)[1]
                         assert s_era * m <= total * (1 + 1e-12)
                     checked += 1
+                # one candidate, over the eras it splits (with hessians on
+                # both sides): the directions' bound is their sum
+                split = (QN[t0] > 0) & (QN[t0] < tn) & (QH[t0] > 0) & (QH[t0] < th)
+                pres = split & (tn >= 2)
+                if t0 == t1:
+                    dc = block_directions(*ends, *totals, pres, lam, const_h)
+                    assert dc == abs(directions_at(Q, totals, t0, lam, pres))
+                    tight_dirs += 1
                 if t0 == t1 and lam == 0.0:
                     g_e = gains_at(Q, totals, t0, lam)[0]
                     ql, qr = QH[t0], th - QH[t0]
@@ -485,6 +510,7 @@ def test_era_block_bound_holds_on_every_candidate(const_h, lam, scale):
                     tight += int(split.sum())
     assert checked > 1000
     assert tight > 100 or lam > 0
+    assert tight_dirs > 0
 
 
 def test_boltzmann_below_zero_is_at_most_the_mean():

@@ -617,7 +617,17 @@ def split_fields(info):
     return fields
 
 
-@pytest.mark.parametrize("alpha", [0.0, -1.0, -np.inf])
+@pytest.mark.parametrize(
+    "split_type, alpha",
+    [
+        ("era", 0.0),
+        ("era", -1.0),
+        ("era", -np.inf),
+        ("directional", 0.0),
+        ("directional", 2.0),
+        ("directional", -np.inf),
+    ],
+)
 @pytest.mark.parametrize("const_h", [True, False])
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize(
@@ -625,13 +635,13 @@ def split_fields(info):
     [{}, {"irf_penalty": 0.3}, {"min_samples_leaf_per_era": 2}, {"categorical": True}],
 )
 def test_blocks_skipped_by_their_bound_change_no_split(
-    alpha, const_h, n_threads, options
+    split_type, alpha, const_h, n_threads, options
 ):
     """docs/criteria.md, "A bound over a block of candidates": under ``era``
-    with alpha <= 0 the scans skip the blocks of candidates whose bound is
-    below the best so far; node by node, down three levels, the split is
-    the same, field for field, as when every candidate is scored, and some
-    blocks were skipped."""
+    with alpha <= 0, and ``directional``, the scans skip the blocks of
+    candidates whose bound is below the best so far; node by node, down
+    three levels, the split is the same, field for field, as when every
+    candidate is scored, and some blocks were skipped."""
     options = dict(options)
     data = {"n_bins": (6, 4, 9, 64, 200), "missing": (False, True, False, True, True)}
     data.update(const_h=const_h, rows_per_era=(30, 120))
@@ -640,7 +650,7 @@ def test_blocks_skipped_by_their_bound_change_no_split(
     case = Case(
         4,
         12,
-        "era",
+        split_type,
         alpha,
         lam=0.0 if const_h else 0.8,
         n_threads=n_threads,

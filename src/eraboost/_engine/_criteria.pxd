@@ -159,57 +159,103 @@ cdef extern from *:
         return dsum;
     }
 
-    /* An upper bound of the gain sum of the E eras over a block of
-       candidates (docs/criteria.md, "A bound over a block of candidates").
-       With a = H_L + lam and b = H_R + lam, an era's gain is, exactly,
+    /* Bounds over a block of candidates (docs/criteria.md, "A bound over a
+       block of candidates"), from each era's smallest and largest D over
+       the block's candidates (dmin, dmax; D = G_L - G a / (a + b), computed
+       with G / (H + 2 lam)) and the scanned side's rows and hessian sums
+       at its first candidate (n1, h1) and last (n2, h2). The scanned side
+       plays the left side; with constant hessians the hessian sums are the
+       counts (h1 = n1, h2 = n2, th = tn).
+
+       a b (a = H_L + lam, b = H_R + lam) is concave in H_L: over the
+       block's candidates with rows on both sides it is at least its value
+       at the ends of their range of H_L, which starts at h1 if n1 >= 1
+       (else at 1 row with constant hessians, 0 otherwise) and ends at h2
+       if n2 < n (else at n - 1 rows, or H). eb_era_ab_low returns that
+       lower bound, and in *any whether a candidate of the block has rows
+       on both sides. */
+    static inline EB_ALWAYS_INLINE double eb_era_ab_low(
+        double n1, double h1, double n2, double h2, double H, double n,
+        double lam, int const_h, double *any)
+    {
+        double lo = n1 >= 1.0 ? h1 : (const_h ? 1.0 : 0.0);
+        double hi = n2 <= n - 1.0 ? h2 : (const_h ? n - 1.0 : H);
+        double flo = (lo + lam) * ((H - lo) + lam);
+        double fhi = (hi + lam) * ((H - hi) + lam);
+        *any = (double)(n2 >= 1.0) * (double)(n1 <= n - 1.0);
+        return flo < fhi ? flo : fhi;
+    }
+
+    /* The bound of the gain sum of the E eras. An era's gain is, exactly,
            G^2 / (a + b) - score(G, H) + (a + b) D^2 / (a b),
-           D = G_L - G a / (a + b),
-       where the first two terms sum to at most 0 (lam >= 0). Over the
-       block's candidates, D^2 is at most dd[e], the largest of their
-       (D computed with G / (H + 2 lam)); a b is concave in H_L, so that
-       over the candidates with rows on both sides (the gain is 0 on the
-       others) it is at least its value at the ends of their range of H_L:
-       from the scanned side's sums at the block's first candidate
-       (n1, h1) and last (n2, h2), the range starts at h1 if n1 >= 1 (else
-       at 1 row with constant hessians, 0 otherwise) and ends at h2 if
-       n2 < n (else at n - 1 rows, or H). An era bounds its gains by
-       (H + 2 lam) (dd (1 + 1e-12) + 1e-12 G^2) / min a b, >= 0 (the terms
-       in 1e-12 cover the rounding of D, about 1e-15 of D^2 + G^2); 0 when
-       no candidate has rows on both sides; +inf when min a b is not
-       positive (a zero hessian sum, or lam = 0 at an end of the range left
-       open). The scanned side plays the left side; with constant hessians
-       the hessian sums are the counts (h1 = n1, h2 = n2, th = tn).
-       Overwrites dd with the eras' bounds and returns their sum (four
-       interleaved partial sums, as eb_era_gains). */
+       where the first two terms sum to at most 0 (lam >= 0): it is at most
+       (H + 2 lam) (D^2 (1 + 1e-12) + 1e-12 G^2) / min a b over the block,
+       >= 0 (the terms in 1e-12 cover the rounding of D, about 1e-15 of
+       D^2 + G^2); 0 when no candidate has rows on both sides; +inf when
+       min a b is not positive (a zero hessian sum, or lam = 0 at an end of
+       the range left open). Writes the eras' bounds into ub and returns
+       their sum (four interleaved partial sums, as eb_era_gains). */
     EB_MULTIVERSION
-    static double eb_era_block_bound(double *EB_RESTRICT dd,
-                                     const double *n1,
-                                     const double *h1, const double *n2,
-                                     const double *h2, const double *tg,
-                                     const double *th, const double *tn,
-                                     double lam, int const_h, int E)
+    static double eb_era_block_bound(const double *dmin, const double *dmax,
+                                     const double *n1, const double *h1,
+                                     const double *n2, const double *h2,
+                                     const double *tg, const double *th,
+                                     const double *tn, double lam,
+                                     int const_h, int E,
+                                     double *EB_RESTRICT ub)
     {
         int i;
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        double open_lo = const_h ? 1.0 : 0.0;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, any;
         for (i = 0; i < E; i++) {
-            double H = th[i], n = tn[i];
-            double lo = n1[i] >= 1.0 ? h1[i] : open_lo;
-            double hi = n2[i] <= n - 1.0 ? h2[i] : (const_h ? n - 1.0 : H);
-            double flo = (lo + lam) * ((H - lo) + lam);
-            double fhi = (hi + lam) * ((H - hi) + lam);
-            double ab = flo < fhi ? flo : fhi;
-            double u = (H + 2.0 * lam)
-                       * (dd[i] * (1.0 + 1e-12) + 1e-12 * (tg[i] * tg[i]));
-            double any = (double)(n2[i] >= 1.0) * (double)(n1[i] <= n - 1.0);
-            double ub = ab > 0.0 ? u / ab : INFINITY;
-            dd[i] = any != 0.0 ? ub : 0.0;
+            double ab = eb_era_ab_low(n1[i], h1[i], n2[i], h2[i], th[i],
+                                      tn[i], lam, const_h, &any);
+            double dd = dmax[i] * dmax[i] > dmin[i] * dmin[i]
+                        ? dmax[i] * dmax[i] : dmin[i] * dmin[i];
+            double u = (th[i] + 2.0 * lam)
+                       * (dd * (1.0 + 1e-12) + 1e-12 * (tg[i] * tg[i]));
+            double b = ab > 0.0 ? u / ab : INFINITY;
+            ub[i] = any != 0.0 ? b : 0.0;
         }
         for (i = 0; i + 4 <= E; i += 4) {
-            s0 += dd[i]; s1 += dd[i + 1]; s2 += dd[i + 2]; s3 += dd[i + 3];
+            s0 += ub[i]; s1 += ub[i + 1]; s2 += ub[i + 2]; s3 += ub[i + 3];
         }
-        for (; i < E; i++) s0 += dd[i];
+        for (; i < E; i++) s0 += ub[i];
         return (s0 + s1) + (s2 + s3);
+    }
+
+    /* The bound of |sum_e d_e| over the block's candidates, the eras taking
+       part (present) only. An era's direction is -sign(D) where both
+       sides have rows and a b > 0 (eb_era_direction: the sign of
+       G_R a - G_L b = -(a + b) D), 0 elsewhere. An era with rows on both
+       sides at every candidate of the block, min a b > 0, and D away from
+       0 over the whole block (beyond 1e-12 (|D| + |G|), far above the
+       rounding of D and of the direction's own products) keeps one
+       direction; any other era counts 1. */
+    EB_MULTIVERSION
+    static int eb_era_block_directions(const double *dmin, const double *dmax,
+                                       const double *n1, const double *h1,
+                                       const double *n2, const double *h2,
+                                       const double *tg, const double *th,
+                                       const double *tn,
+                                       const signed char *present, double lam,
+                                       int const_h, int E)
+    {
+        int i, fixed = 0, loose = 0;
+        for (i = 0; i < E; i++) {
+            double any, ab, tol;
+            int p, valid, pos, neg;
+            ab = eb_era_ab_low(n1[i], h1[i], n2[i], h2[i], th[i], tn[i], lam,
+                               const_h, &any);
+            tol = 1e-12 * (fabs(dmin[i]) + fabs(dmax[i]) + 2.0 * fabs(tg[i]));
+            p = present[i] != 0;
+            valid = (n1[i] >= 1.0) & (n2[i] <= tn[i] - 1.0) & (ab > 0.0);
+            pos = valid & (dmin[i] > tol);
+            neg = valid & (dmax[i] < -tol);
+            /* without branches, for SIMD lanes */
+            fixed += p * (neg - pos);
+            loose += p & !(pos | neg);
+        }
+        return (fixed < 0 ? -fixed : fixed) + loose;
     }
     """
     double era_gain_direction "eb_era_gain_direction" (
@@ -226,8 +272,14 @@ cdef extern from *:
         double GL, double HL, double nL, double GR, double HR, double nR,
         double score_parent, double lam) noexcept nogil
     double era_block_bound "eb_era_block_bound" (
-        double *dd, const double *n1, const double *h1, const double *n2,
-        const double *h2, const double *tg, const double *th, const double *tn,
+        const double *dmin, const double *dmax, const double *n1,
+        const double *h1, const double *n2, const double *h2, const double *tg,
+        const double *th, const double *tn, double lam, int const_h, int E,
+        double *ub) noexcept nogil
+    int era_block_directions "eb_era_block_directions" (
+        const double *dmin, const double *dmax, const double *n1,
+        const double *h1, const double *n2, const double *h2, const double *tg,
+        const double *th, const double *tn, const signed char *present,
         double lam, int const_h, int E) noexcept nogil
     int era_direction "eb_era_direction" (
         double GL, double HL, double nL, double GR, double HR, double nR,

@@ -39,7 +39,16 @@ def era_split_score(GL, HL, nL, GR, HR, nR, double lam, double alpha):
     return np.asarray(gains), s, dsum
 
 
-def block_bound(dd, n1, h1, n2, h2, tg, th, tn, double lam,
+def _block_arrays(dmin, dmax, n1, h1, n2, h2, tg, th, tn):
+    arrays = [np.ascontiguousarray(a, dtype=np.float64)
+              for a in (dmin, dmax, n1, h1, n2, h2, tg, th, tn)]
+    m = arrays[0].shape[0]
+    if any(a.shape != (m,) for a in arrays):
+        raise ValueError("arrays of one length expected, one value an era")
+    return arrays
+
+
+def block_bound(dmin, dmax, n1, h1, n2, h2, tg, th, tn, double lam,
                 bint const_h):
     """The bound of the per-era gains over a block of candidates
     (docs/criteria.md, "A bound over a block of candidates"), computed by
@@ -47,8 +56,8 @@ def block_bound(dd, n1, h1, n2, h2, tg, th, tn, double lam,
 
     Parameters
     ----------
-    dd : array-like of shape (n_eras,)
-        Each era's largest ``D_e^2`` over the block's candidates.
+    dmin, dmax : array-like of shape (n_eras,)
+        Each era's smallest and largest ``D_e`` over the block's candidates.
     n1, h1, n2, h2 : array-like of shape (n_eras,)
         The left side's rows and hessian sums at the block's first and
         last candidates.
@@ -63,19 +72,38 @@ def block_bound(dd, n1, h1, n2, h2, tg, th, tn, double lam,
     total : float, the bound of the gain sum of any candidate of the block
     bounds : ndarray of shape (n_eras,), each era's bound
     """
-    arrays = [np.ascontiguousarray(a, dtype=np.float64)
-              for a in (dd, n1, h1, n2, h2, tg, th, tn)]
-    cdef Py_ssize_t m = arrays[0].shape[0]
-    if any(a.shape != (m,) for a in arrays):
-        raise ValueError("block_bound: arrays of one length expected")
-    cdef double[::1] b = arrays[0].copy()
-    cdef double[::1] x1 = arrays[1], y1 = arrays[2], x2 = arrays[3]
-    cdef double[::1] y2 = arrays[4], g = arrays[5], h = arrays[6], n = arrays[7]
+    arrays = _block_arrays(dmin, dmax, n1, h1, n2, h2, tg, th, tn)
+    cdef int m = arrays[0].shape[0]
+    cdef double[::1] ub = np.zeros(max(m, 1))
+    cdef double[::1] d0 = arrays[0], d1 = arrays[1], x1 = arrays[2]
+    cdef double[::1] y1 = arrays[3], x2 = arrays[4], y2 = arrays[5]
+    cdef double[::1] g = arrays[6], h = arrays[7], n = arrays[8]
     if m == 0:
         return 0.0, np.zeros(0)
-    total = era_block_bound(&b[0], &x1[0], &y1[0], &x2[0], &y2[0], &g[0], &h[0],
-                            &n[0], lam, const_h, <int>m)
-    return total, np.asarray(b)
+    total = era_block_bound(&d0[0], &d1[0], &x1[0], &y1[0], &x2[0], &y2[0],
+                            &g[0], &h[0], &n[0], lam, const_h, m, &ub[0])
+    return total, np.asarray(ub)
+
+
+def block_directions(dmin, dmax, n1, h1, n2, h2, tg, th, tn, present,
+                     double lam, bint const_h):
+    """The bound of ``|sum_e d_e|`` over a block of candidates, the eras
+    with ``present`` set only (docs/criteria.md, "A bound over a block of
+    candidates"), computed by the engine's own function; the arguments as
+    :func:`block_bound`'s."""
+    arrays = _block_arrays(dmin, dmax, n1, h1, n2, h2, tg, th, tn)
+    cdef int m = arrays[0].shape[0]
+    cdef signed char[::1] ok = np.ascontiguousarray(present, dtype=np.int8)
+    cdef double[::1] d0 = arrays[0], d1 = arrays[1], x1 = arrays[2]
+    cdef double[::1] y1 = arrays[3], x2 = arrays[4], y2 = arrays[5]
+    cdef double[::1] g = arrays[6], h = arrays[7], n = arrays[8]
+    if ok.shape[0] != m:
+        raise ValueError("present: one flag an era expected")
+    if m == 0:
+        return 0
+    return era_block_directions(&d0[0], &d1[0], &x1[0], &y1[0], &x2[0],
+                                &y2[0], &g[0], &h[0], &n[0], &ok[0], lam,
+                                const_h, m)
 
 
 def value_variance_penalty(GL, HL, nL, GR, HR, nR, double lam):

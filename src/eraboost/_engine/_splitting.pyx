@@ -51,7 +51,8 @@ from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t, G
                        RATE_SPREAD, SCAN_ONE_THREAD_BELOW, ROWS_PER_THREAD,
                        lane_sum, rows_per_bin, prefetch, PREFETCH_ROWS)
 from ._criteria cimport (score, era_gain, era_gains, era_directions,
-                         era_direction, era_block_bound, boltzmann,
+                         era_direction, era_block_bound,
+                         era_block_directions, boltzmann,
                          value_variance, rate_spread)
 from ._common import era_options_set
 from ._histogram import SparseHistogram
@@ -97,11 +98,12 @@ cdef extern from *:
         const double *g, const double *h, const uint32_t *n, int64_t R,
         const unsigned int *seq, int step, int first, int last,
         const double *pg, const double *ph, const double *pn, double *qg,
-        double *qh, double *qn, const double *kk, double lam, double *dd,
-        double *n1, double *h1, int e)
+        double *qh, double *qn, const double *kk, double lam, double *dmin,
+        double *dmax, double *n1, double *h1, int e)
     {
         double xg = step == 0 ? 0.0 : pg[e], xn = step == 0 ? 0.0 : pn[e];
-        double xh = step == 0 || h == NULL ? 0.0 : ph[e], d, m = 0.0;
+        double xh = step == 0 || h == NULL ? 0.0 : ph[e], d;
+        double lo = INFINITY, hi = -INFINITY;
         int s;
         int64_t c;
         for (s = step; s <= last; s++) {
@@ -115,14 +117,15 @@ cdef extern from *:
             }
             if (s >= first) {
                 d = xg - kk[e] * ((h != NULL ? xh : xn) + lam);
-                d = d * d;
-                m = d > m ? d : m;
+                lo = d < lo ? d : lo;
+                hi = d > hi ? d : hi;
             }
         }
         qg[e] = xg;
         qn[e] = xn;
         if (h != NULL) qh[e] = xh;
-        dd[e] = m;
+        dmin[e] = lo;
+        dmax[e] = hi;
     }
 
     #if EB_VECTORS
@@ -142,17 +145,18 @@ cdef extern from *:
         const double *g, const double *h, const uint32_t *n, int64_t R,
         const unsigned int *seq, int step, int first, int last,
         const double *pg, const double *ph, const double *pn, double *qg,
-        double *qh, double *qn, const double *kk, double lam, double *dd,
-        double *n1, double *h1, int e, int with_h)
+        double *qh, double *qn, const double *kk, double lam, double *dmin,
+        double *dmax, double *n1, double *h1, int e, int with_h)
     {
+        const eb_v4d inf = {INFINITY, INFINITY, INFINITY, INFINITY};
         const eb_v4d zero = {0.0, 0.0, 0.0, 0.0};
         const eb_v4d vlam = {lam, lam, lam, lam};
         eb_v4d xg = step == 0 ? zero : eb_load4(pg + e);
         eb_v4d xn = step == 0 ? zero : eb_load4(pn + e);
         eb_v4d xh = step == 0 || !with_h ? zero : eb_load4(ph + e);
-        eb_v4d vk = eb_load4(kk + e), m = zero, d;
+        eb_v4d vk = eb_load4(kk + e), lo = inf, hi = -inf, d;
         eb_v4i ni;
-        eb_v4l gt;
+        eb_v4l lt, gt;
         int s;
         int64_t c;
         for (s = step; s <= last; s++) {
@@ -167,15 +171,17 @@ cdef extern from *:
             }
             if (s >= first) {
                 d = xg - vk * ((with_h ? xh : xn) + vlam);
-                d = d * d;
-                gt = d > m;
-                m = (eb_v4d)((gt & (eb_v4l)d) | (~gt & (eb_v4l)m));
+                lt = d < lo;
+                gt = d > hi;
+                lo = (eb_v4d)((lt & (eb_v4l)d) | (~lt & (eb_v4l)lo));
+                hi = (eb_v4d)((gt & (eb_v4l)d) | (~gt & (eb_v4l)hi));
             }
         }
         eb_store4(qg + e, xg);
         eb_store4(qn + e, xn);
         if (with_h) eb_store4(qh + e, xh);
-        eb_store4(dd + e, m);
+        eb_store4(dmin + e, lo);
+        eb_store4(dmax + e, hi);
     }
     #endif
 
@@ -185,17 +191,18 @@ cdef extern from *:
        (g, h, n; bin b's cells of era e at b * R + e) of the bins seq[step]
        .. seq[last], added in scan order: the sums of eb_add_bin, bit for
        bit (a cell is never -0.0: 0.0 + a cell is the cell). For the
-       candidates of steps `first` .. `last`, what eb_era_block_bound needs:
-       each era's largest D^2 (dd, D = G_L - kk (H_L + lam)) and its sums at
-       step `first` (n1, h1). Four eras at a time stay in SIMD registers
+       candidates of steps `first` .. `last`, what eb_era_block_bound and
+       eb_era_block_directions need: each era's smallest and largest
+       D = G_L - kk (H_L + lam) (dmin, dmax) and its sums at step `first`
+       (n1, h1). Four eras at a time stay in SIMD registers
        across the steps: each cell is read once. */
     EB_MULTIVERSION
     static void eb_block_gather(
         const double *g, const double *h, const uint32_t *n, int64_t R,
         const unsigned int *seq, int step, int first, int last,
         const double *pg, const double *ph, const double *pn, double *qg,
-        double *qh, double *qn, const double *kk, double lam, double *dd,
-        double *n1, double *h1, int E)
+        double *qh, double *qn, const double *kk, double lam, double *dmin,
+        double *dmax, double *n1, double *h1, int E)
     {
         int e = 0, s;
         int64_t c, i;
@@ -215,16 +222,18 @@ cdef extern from *:
         if (h == NULL) {
             for (; e + 4 <= E; e += 4)
                 eb_gather_eras4(g, h, n, R, seq, step, first, last, pg, ph,
-                                pn, qg, qh, qn, kk, lam, dd, n1, h1, e, 0);
+                                pn, qg, qh, qn, kk, lam, dmin, dmax, n1, h1,
+                                e, 0);
         } else {
             for (; e + 4 <= E; e += 4)
                 eb_gather_eras4(g, h, n, R, seq, step, first, last, pg, ph,
-                                pn, qg, qh, qn, kk, lam, dd, n1, h1, e, 1);
+                                pn, qg, qh, qn, kk, lam, dmin, dmax, n1, h1,
+                                e, 1);
         }
     #endif
         for (; e < E; e++)
             eb_gather_era(g, h, n, R, seq, step, first, last, pg, ph, pn, qg,
-                          qh, qn, kk, lam, dd, n1, h1, e);
+                          qh, qn, kk, lam, dmin, dmax, n1, h1, e);
     }
 
     /* The best criterion found so far among a node's features, shared by
@@ -269,8 +278,8 @@ cdef extern from *:
         const double *g, const double *h, const uint32_t *n, int64_t R,
         const unsigned int *seq, int step, int first, int last,
         const double *pg, const double *ph, const double *pn, double *qg,
-        double *qh, double *qn, const double *kk, double lam, double *dd,
-        double *n1, double *h1, int E) noexcept nogil
+        double *qh, double *qn, const double *kk, double lam, double *dmin,
+        double *dmax, double *n1, double *h1, int E) noexcept nogil
     void raise_best "eb_raise_best" (double *p, double v) noexcept nogil
 
 
@@ -431,7 +440,9 @@ cdef struct era_scratch_t:
     signed char *ok
     signed char *dirs    # (E,) directions of the eras (sparse scan)
     int32_t *pos         # (E,) position of each era taking part (sparse scan)
-    double *dd           # (E,) the bound's largest D^2 of each era
+    double *dmin         # (E,) each era's smallest and largest D over a
+    double *dmax         # block of candidates (block_gather)
+    double *ub           # (E,) each era's bound of its gains over the block
     double *n1           # (E,) the scanned side's rows and hessians at the
     double *h1           # block's first candidate
     # the bounds that failed in a row on this thread, and the blocks still
@@ -473,7 +484,7 @@ cdef bint scratch_alloc(feature_scratch_t *fs, unsigned int nb, int E,
     fs.cats = <cat_info_t *> malloc(nb * sizeof(cat_info_t))
     fs.seq = <unsigned int *> malloc(nb * sizeof(unsigned int))
     era_scratch.ok = <signed char *> malloc(2 * m + 1)
-    era_scratch.pg = <double *> malloc((15 * m + 1) * sizeof(double))
+    era_scratch.pg = <double *> malloc((17 * m + 1) * sizeof(double))
     era_scratch.pos = <int32_t *> malloc((m + 1) * sizeof(int32_t))
     era_scratch.bound_misses = 0
     era_scratch.bound_wait = 0
@@ -494,9 +505,11 @@ cdef bint scratch_alloc(feature_scratch_t *fs, unsigned int nb, int E,
     era_scratch.ln = era_scratch.pg + 9 * m
     era_scratch.cr = era_scratch.pg + 10 * m
     era_scratch.gc = era_scratch.pg + 11 * m
-    era_scratch.dd = era_scratch.pg + 12 * m
-    era_scratch.n1 = era_scratch.pg + 13 * m
-    era_scratch.h1 = era_scratch.pg + 14 * m
+    era_scratch.dmin = era_scratch.pg + 12 * m
+    era_scratch.dmax = era_scratch.pg + 13 * m
+    era_scratch.n1 = era_scratch.pg + 14 * m
+    era_scratch.h1 = era_scratch.pg + 15 * m
+    era_scratch.ub = era_scratch.pg + 16 * m
     era_scratch.dirs = era_scratch.ok + m
     return True
 
@@ -1484,8 +1497,8 @@ cdef class Splitter:
             scored = True
             if self.split_type == DIRECTIONAL:
                 era_sums.dsum = self._directions(qg, qh, qn, node)
-                scored = (not best.sc.found
-                          or abs(era_sums.dsum) >= best.sc.direction_count)
+                scored = (abs(era_sums.dsum)
+                          >= self._direction_floor(node, best))
             if scored:
                 era_sums.qg = qg
                 era_sums.qh = qh
@@ -1511,13 +1524,30 @@ cdef class Splitter:
         return changed
 
     cdef inline bint _bounded(self) noexcept nogil:
-        """Whether the scans skip blocks of candidates by their bound: under
-        ``era`` with ``boltzmann_alpha <= 0``, whose criterion is at most
-        the mean of the gains of the eras taking part (the mean itself at
-        0; the Boltzmann operator weighs the smaller gains more below 0),
-        less an invariance penalty (>= 0)."""
-        return (self.bound_blocks and self.split_type == ERA
-                and self.alpha <= 0.0)
+        """Whether the scans skip blocks of candidates by their bounds
+        (docs/criteria.md): under ``era`` with ``boltzmann_alpha <= 0``,
+        whose criterion is at most the mean of the gains of the eras taking
+        part (the mean itself at 0; the Boltzmann operator weighs the
+        smaller gains more below 0), less an invariance penalty (>= 0); and
+        under ``directional``, by the eras that agree (and their gains at
+        ``boltzmann_alpha <= 0``, between candidates as many eras agree
+        on)."""
+        return self.bound_blocks and (
+            (self.split_type == ERA and self.alpha <= 0.0)
+            or self.split_type == DIRECTIONAL)
+
+    cdef inline double _direction_floor(self, const node_sums_t *node,
+                                        const split_t *best) noexcept nogil:
+        """directional: the fewest agreeing eras a candidate needs to be
+        worth its gains: as many as the best so far (this scan's, or under
+        bounds another feature's of the node, ``node.shared_best``);
+        0 before any."""
+        cdef double floor = 0.0
+        if self._bounded():
+            floor = max(floor, load_best(node.shared_best))
+        if best.sc.found:
+            floor = max(floor, <double> best.sc.direction_count)
+        return floor
 
     cdef inline void _gather(self, const scan_t *s, const node_sums_t *node,
                              int step, int last, const double *pg,
@@ -1589,17 +1619,36 @@ cdef class Splitter:
         block is skipped only when none of its candidates can win or tie,
         so the split found is the same as without the bound."""
         cdef double thr = load_best(node.shared_best), bsum
-        if best.sc.found and best.sc.criterion > thr:
-            thr = best.sc.criterion
+        cdef bint directional = self.split_type == DIRECTIONAL
+        cdef int dc
+        if best.sc.found:
+            if directional and best.sc.direction_count > thr:
+                thr = best.sc.direction_count
+            elif not directional and best.sc.criterion > thr:
+                thr = best.sc.criterion
         if not thr > 0.0:
             return -1
         block_gather(s.blk.g, NULL if self.const_h else s.blk.h, s.blk.n,
                      s.R, s.seq, step, first, last, pg, ph, pn, qg, qh, qn,
-                     node.kk, self.lam, era_scratch.dd, era_scratch.n1,
-                     era_scratch.h1, node.E)
-        bsum = era_block_bound(era_scratch.dd, era_scratch.n1, era_scratch.h1,
-                               qn, qh, node.tg, node.th, node.tn, self.lam,
-                               self.const_h, node.E)
+                     node.kk, self.lam, era_scratch.dmin, era_scratch.dmax,
+                     era_scratch.n1, era_scratch.h1, node.E)
+        if directional:
+            # fewer agreeing eras than the best so far, or as many and a
+            # lower era score than this scan's best (alpha <= 0)
+            dc = era_block_directions(
+                era_scratch.dmin, era_scratch.dmax, era_scratch.n1,
+                era_scratch.h1, qn, qh, node.tg, node.th, node.tn,
+                node.is_present, self.lam, self.const_h, node.E)
+            if dc < thr:
+                return 1
+            if (self.alpha > 0.0 or not best.sc.found
+                    or dc != best.sc.direction_count):
+                return 0
+            thr = best.sc.criterion
+        bsum = era_block_bound(era_scratch.dmin, era_scratch.dmax,
+                               era_scratch.n1, era_scratch.h1, qn, qh, node.tg,
+                               node.th, node.tn, self.lam, self.const_h,
+                               node.E, era_scratch.ub)
         return bsum + BOUND_RTOL * (bsum + node.ts_part) < thr * node.M
 
     cdef bint _score_per_era_sparse(self, const scan_t *s, feature_scratch_t *fs,
@@ -1668,8 +1717,8 @@ cdef class Splitter:
                             dsum += d - dirs[e]
                             dirs[e] = <signed char>d
                 step = step + 1
-            scored = (not directional or not best.sc.found
-                      or abs(dsum) >= best.sc.direction_count)
+            scored = (not directional
+                      or abs(dsum) >= self._direction_floor(node, best))
             if scored:
                 era_sums.qg = qg
                 era_sums.qh = qh
@@ -1697,7 +1746,10 @@ cdef class Splitter:
         if takes_over(&sc, &best.sc, s.ties_to_later, self.split_type):
             keep(best, s, p, &sc)
             if self._bounded():
-                raise_best(node.shared_best, sc.criterion)
+                raise_best(node.shared_best,
+                           sc.direction_count
+                           if self.split_type == DIRECTIONAL
+                           else sc.criterion)
             return True
         return False
 
