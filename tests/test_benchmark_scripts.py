@@ -160,3 +160,15 @@ def test_phases_reads_xgboost_monitor(phases):
         phases.parse_monitor(text.replace("BuildHist:", "Other:"))
     with pytest.raises(ValueError, match="histograms"):
         phases.parse_verbose("Binning 0.010 GB of training data: 0.060 s\n")
+
+
+def test_scan_bounds_finds_the_same_splits(monkeypatch):
+    """benchmarks/scan_bounds.py times the scan with and without the bounds
+    of docs/criteria.md and checks the splits are the same."""
+    scan_bounds = import_benchmark(monkeypatch, "scan_bounds")
+    for split_type in ("era", "directional"):
+        with contextlib.redirect_stdout(io.StringIO()):
+            args = "--rows 6000 --features 6 --eras 8 --trees 3 --repeats 1"
+            out = scan_bounds.main([*args.split(), "--split-type", split_type])
+        assert out["same"] and out["nodes"] > 0
+        assert out["skipped"] > 0

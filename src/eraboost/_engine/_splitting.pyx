@@ -171,8 +171,8 @@ cdef extern from *:
             }
             if (s >= first) {
                 d = xg - vk * ((with_h ? xh : xn) + vlam);
-                lt = d < lo;
-                gt = d > hi;
+                lt = (eb_v4l)(d < lo);
+                gt = (eb_v4l)(d > hi);
                 lo = (eb_v4d)((lt & (eb_v4l)d) | (~lt & (eb_v4l)lo));
                 hi = (eb_v4d)((gt & (eb_v4l)d) | (~gt & (eb_v4l)hi));
             }

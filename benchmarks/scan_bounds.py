@@ -1,0 +1,148 @@
+"""Split finding alone, with and without the bounds of blocks of candidates.
+
+Fits ``--trees`` trees under ``era`` on ``compare.py``'s data (the same
+generator), takes the next tree's nodes and their gradients at that point,
+builds each dense node's histograms once, then times
+``Splitter.find_node_split`` over those nodes with the bounds of
+docs/criteria.md ("A bound over a block of candidates") off and on, in turn,
+and checks that both find the same split at every node. Prints the best
+time of each over the repeats, their ratio and the blocks skipped.
+
+Usage::
+
+    python benchmarks/scan_bounds.py --kind float --rows 30000 --features 10 \\
+        --eras 20 --split-type era
+    python benchmarks/scan_bounds.py --kind int5 --rows 200000 --features 50 \\
+        --eras 256 --split-type directional
+
+One thread (the scan's own threads are measured by the fits).
+"""
+
+import argparse
+import sys
+import time
+
+import numpy as np
+from _data import make_data
+
+try:
+    from eraboost import HistGradientBoostingRegressor
+    from eraboost._engine._common import SPLIT_TYPES
+    from eraboost._engine._histogram import HistogramBuilder, histogram_layout
+    from eraboost._engine._splitting import Splitter
+except ImportError as exc:  # pragma: no cover - a broken install
+    sys.exit(f"cannot import eraboost: {exc}")
+
+
+def dense_nodes(kind, rows, features, eras, trees, leaves):
+    """The binned data, the eras, the gradients before tree ``trees`` and
+    that tree's node rows (rows grouped by era, as the grower keeps them)."""
+    X, y, era = make_data(kind, rows, features, eras)
+    est = HistGradientBoostingRegressor(
+        max_iter=trees + 1,
+        max_leaf_nodes=leaves,
+        early_stopping=False,
+        random_state=0,
+        split_type="era",
+    ).fit(X, y, eras=era)
+    Xb = np.asfortranarray(est._bin_mapper.transform(X))
+    pred = list(est.staged_predict(X))[trees - 1]
+    g = (pred - y).astype(np.float32)
+    tree = est._predictors[trees][0].nodes
+    nodes, stack = [], [(np.argsort(era, kind="stable").astype(np.uint32), 0)]
+    while stack:
+        node_rows, i = stack.pop()
+        nodes.append(node_rows)
+        if not tree[i]["is_leaf"]:
+            left = Xb[node_rows, tree[i]["feature"]] <= tree[i]["bin_threshold"]
+            stack += [
+                (node_rows[left], tree[i]["left"]),
+                (node_rows[~left], tree[i]["right"]),
+            ]
+    return est, Xb, era.astype(np.int32), g, nodes
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kind", choices=["int5", "float"], default="float")
+    parser.add_argument("--rows", type=int, default=30_000)
+    parser.add_argument("--features", type=int, default=10)
+    parser.add_argument("--eras", type=int, default=20)
+    parser.add_argument("--trees", type=int, default=10)
+    parser.add_argument("--leaves", type=int, default=31)
+    parser.add_argument("--split-type", choices=["era", "directional"], default="era")
+    parser.add_argument("--alpha", type=float, default=0.0)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+
+    est, Xb, era, g, nodes = dense_nodes(
+        args.kind, args.rows, args.features, args.eras, args.trees, args.leaves
+    )
+    n_bins = est._bin_mapper.n_bins_
+    block_bins = (n_bins - 1).astype(np.uint32)  # no missing values
+    offsets = histogram_layout(block_bins, args.eras)
+    h = np.ones(1, dtype=np.float32)
+    builder = HistogramBuilder(Xb, block_bins, offsets, args.eras, era, g, h, 1)
+    p = args.features
+    splitter = Splitter(
+        n_bins,
+        offsets,
+        args.eras,
+        np.zeros(p, np.uint8),
+        np.zeros(p, np.int8),
+        SPLIT_TYPES[args.split_type],
+        args.alpha,
+        0.0,
+        1e-3,
+        20,
+        True,
+        1,
+    )
+    features = np.arange(p, dtype=np.uint32)
+    sampled = np.ones(p, dtype=np.uint8)
+    # the nodes the grower gives dense histograms (the others are sparse)
+    cells = float((block_bins * (args.eras + 1)).mean())
+    work = []
+    for node_rows in nodes:
+        if len(node_rows) >= max(0.25 * cells, 40):
+            hist = builder.empty()
+            builder.compute_brute(node_rows, hist, features)
+            G = float(g[node_rows].astype(np.float64).sum())
+            work.append((len(node_rows), hist, G, float(len(node_rows))))
+    best = {False: np.inf, True: np.inf}
+    splits = {}
+    for _ in range(args.repeats):
+        for bounded in (False, True):
+            splitter.bound_blocks = bounded
+            skipped = splitter.blocks_skipped
+            tic = time.perf_counter()
+            infos = [
+                splitter.find_node_split(
+                    n, hist, G, H, -G / H, -np.inf, np.inf, features, sampled
+                )
+                for n, hist, G, H in work
+            ]
+            best[bounded] = min(best[bounded], time.perf_counter() - tic)
+            if bounded:
+                skipped = splitter.blocks_skipped - skipped
+            splits[bounded] = [
+                (i.found, i.feature_idx, i.bin_idx, i.criterion) for i in infos
+            ]
+    same = splits[False] == splits[True]
+    print(
+        f"{len(work)} dense nodes of tree {args.trees + 1}, {args.split_type}, "
+        f"{args.eras} eras"
+    )
+    print(f"every candidate scored: {best[False] * 1e3:.2f} ms")
+    print(
+        f"blocks bounded: {best[True] * 1e3:.2f} ms "
+        f"({best[True] / best[False]:.2f}x), {skipped} blocks skipped a pass"
+    )
+    print(f"same splits: {same}")
+    if not same:
+        raise SystemExit("the bounds changed a split")
+    return {"nodes": len(work), "skipped": skipped, "same": same}
+
+
+if __name__ == "__main__":
+    main()
