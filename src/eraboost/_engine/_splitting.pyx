@@ -544,6 +544,21 @@ cdef int cmp_feature_rank(const void *a, const void *b) noexcept nogil:
     return -1 if x.k < y.k else (1 if x.k > y.k else 0)
 
 
+cdef inline void swap_sums(double **pg, double **ph, double **pn, double **qg,
+                           double **qh, double **qn) noexcept nogil:
+    """The scanned side's sums at the current candidate (q) become the
+    previous ones (p), and p's arrays q's scratch."""
+    cdef double *t = pg[0]
+    pg[0] = qg[0]
+    qg[0] = t
+    t = ph[0]
+    ph[0] = qh[0]
+    qh[0] = t
+    t = pn[0]
+    pn[0] = qn[0]
+    qn[0] = t
+
+
 cdef int cmp_cat_info(const void *a, const void *b) noexcept nogil:
     """Increasing value. Never 0, as scikit-learn's comparator: with the same
     libc qsort, equal values end up in the same order as in scikit-learn."""
@@ -1464,7 +1479,6 @@ cdef class Splitter:
         cdef double *qg = era_scratch.qg
         cdef double *qh = era_scratch.qh
         cdef double *qn = era_scratch.qn
-        cdef double *t
         cdef era_view_t era_sums
         if const_h:
             ph = pn
@@ -1478,15 +1492,7 @@ cdef class Splitter:
                     # the block's sums are the next one's start
                     step = cands[kb - 1].step + 1
                     k = kb
-                    t = pg
-                    pg = qg
-                    qg = t
-                    t = ph
-                    ph = qh
-                    qh = t
-                    t = pn
-                    pn = qn
-                    qn = t
+                    swap_sums(&pg, &ph, &pn, &qg, &qh, &qn)
                     continue
             self._gather(s, node, step, cands[k].step, pg, ph, pn, qg, qh, qn)
             step = cands[k].step + 1
@@ -1511,15 +1517,7 @@ cdef class Splitter:
                                best):
                     changed = True
             # this candidate's sums are the next one's start
-            t = pg
-            pg = qg
-            qg = t
-            t = ph
-            ph = qh
-            qh = t
-            t = pn
-            pn = qn
-            qn = t
+            swap_sums(&pg, &ph, &pn, &qg, &qh, &qn)
             k = k + 1
         return changed
 
