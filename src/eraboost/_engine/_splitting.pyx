@@ -1463,11 +1463,12 @@ cdef class Splitter:
         scored. With constant hessians the hessian sums are the row counts:
         one array serves both.
 
-        Under ``era`` with ``boltzmann_alpha <= 0`` the candidates go by
-        blocks of BOUND_BLOCK: a block whose bound (:meth:`_block_bound`)
-        is below the best criterion found so far for the node, over all its
-        features, holds no candidate that could win or tie, and its gains
-        are not computed."""
+        Under bounds (:meth:`_bounded`: ``era`` with ``boltzmann_alpha <=
+        0``, ``directional``) the candidates go by blocks of BOUND_BLOCK:
+        a block whose bound (:meth:`_block_bound`) is below the best found
+        so far for the node, over all its features, holds no candidate that
+        could win or tie, and its gains (and directions) are not
+        computed."""
         cdef era_scratch_t *era_scratch = &fs.era
         cdef const pooled_t *cands = fs.cands
         cdef int E = node.E, k = 0, kb = 0, step = 0
