@@ -173,6 +173,36 @@ def test_deterministic_across_threads(split_type):
     np.testing.assert_array_equal(preds[1][0], again)
 
 
+@pytest.mark.parametrize("split_type", ["original", "era", "directional"])
+@pytest.mark.parametrize("grouped", [True, False])
+def test_fit_raw_predictions_are_the_models(split_type, grouped):
+    """The raw predictions the fit keeps (each tree's leaf values added to
+    its leaves' rows, on 2 threads: by ranges of rows when the eras come
+    grouped, by leaves otherwise) are the model's own: the last training
+    loss early stopping tracked is that of ``predict``. Enough rows for the
+    update to use both threads; a categorical feature and missing values."""
+    rng = np.random.RandomState(3)
+    n = 9_000
+    eras = rng.randint(0, 12, size=n)
+    if grouped:
+        eras = np.sort(eras)
+    X = rng.normal(size=(n, 5))
+    X[:, 4] = rng.randint(0, 6, size=n)
+    X[rng.rand(n, 5) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) + (np.nan_to_num(X[:, 4]) % 3) + rng.normal(size=n)
+    with threadpool_limits(2, user_api="openmp"):
+        est = HistGradientBoostingRegressor(
+            split_type=split_type,
+            categorical_features=[4],
+            max_iter=8,
+            early_stopping=True,
+            validation_fraction=None,
+            n_iter_no_change=100,
+        ).fit(X, y, eras=eras)
+    raw = est._raw_predict(X).ravel()
+    assert est.train_score_[-1] == pytest.approx(-est._loss(y, raw), rel=1e-10)
+
+
 def test_threadpool_limits_reach_engine():
     with threadpool_limits(1, user_api="openmp"):
         assert effective_n_threads() == 1

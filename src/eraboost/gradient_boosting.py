@@ -982,7 +982,11 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             in_place = col.flags.c_contiguous
             if not in_place:
                 col = np.ascontiguousarray(col)
-            add_leaf_values(col, indices, values, n_threads)
+            # a tree grown from rows 0, 1, ... keeps each leaf's rows in
+            # ascending order (the partition is stable)
+            add_leaf_values(
+                col, indices, values, n_threads, ascending=grower.root_is_identity
+            )
             if not in_place:
                 raw[:, k] = col
         else:
