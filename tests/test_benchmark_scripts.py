@@ -172,3 +172,20 @@ def test_scan_bounds_finds_the_same_splits(monkeypatch):
             out = scan_bounds.main([*args.split(), "--split-type", split_type])
         assert out["same"] and out["nodes"] > 0
         assert out["skipped"] > 0
+
+
+def test_leaf_values_times_both_ways(monkeypatch):
+    """benchmarks/leaf_values.py times the raw-prediction update by leaves
+    and by ranges of rows, and checks the sums are the same."""
+    leaf_values = import_benchmark(monkeypatch, "leaf_values")
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        got = leaf_values.main(
+            ["--rows", "20000", "--threads", "1,2", "--repeats", "2"]
+        )
+    assert [(t, a) for t, a, _ in got] == [
+        (1, False),
+        (1, True),
+        (2, False),
+        (2, True),
+    ]
+    assert "ascending True" in out.getvalue()
