@@ -1535,18 +1535,32 @@ cdef class Splitter:
             (self.split_type == ERA and self.alpha <= 0.0)
             or self.split_type == DIRECTIONAL)
 
+    cdef inline double _rank_value(self, const score_t *sc) noexcept nogil:
+        """What a node's shared best holds of a score: its agreeing eras
+        under ``directional``, its criterion otherwise."""
+        if self.split_type == DIRECTIONAL:
+            return <double> sc.direction_count
+        return sc.criterion
+
+    cdef inline double _best_so_far(self, const node_sums_t *node,
+                                    const split_t *best) noexcept nogil:
+        """The best so far for the node, as :meth:`_rank_value` gives it:
+        this scan's ``best``, or another feature's (``node.shared_best``,
+        raised only under the bounds), whichever is higher; -inf before
+        any."""
+        cdef double thr = load_best(node.shared_best), own
+        if best.sc.found:
+            own = self._rank_value(&best.sc)
+            if own > thr:
+                thr = own
+        return thr
+
     cdef inline double _direction_floor(self, const node_sums_t *node,
                                         const split_t *best) noexcept nogil:
         """directional: the fewest agreeing eras a candidate needs to be
-        worth its gains: as many as the best so far (this scan's, or under
-        bounds another feature's of the node, ``node.shared_best``);
-        0 before any."""
-        cdef double floor = 0.0
-        if self._bounded():
-            floor = max(floor, load_best(node.shared_best))
-        if best.sc.found:
-            floor = max(floor, <double> best.sc.direction_count)
-        return floor
+        worth its gains: as many as the best so far
+        (:meth:`_best_so_far`); 0 before any."""
+        return max(0.0, self._best_so_far(node, best))
 
     cdef inline void _gather(self, const scan_t *s, const node_sums_t *node,
                              int step, int last, const double *pg,
@@ -1617,14 +1631,9 @@ cdef class Splitter:
         The margin covers the rounding of the gains and of their sum: a
         block is skipped only when none of its candidates can win or tie,
         so the split found is the same as without the bound."""
-        cdef double thr = load_best(node.shared_best), bsum
+        cdef double thr = self._best_so_far(node, best), bsum
         cdef bint directional = self.split_type == DIRECTIONAL
         cdef int dc
-        if best.sc.found:
-            if directional and best.sc.direction_count > thr:
-                thr = best.sc.direction_count
-            elif not directional and best.sc.criterion > thr:
-                thr = best.sc.criterion
         if not thr > 0.0:
             return -1
         block_gather(s.blk.g, NULL if self.const_h else s.blk.h, s.blk.n,
@@ -1745,10 +1754,7 @@ cdef class Splitter:
         if takes_over(&sc, &best.sc, s.ties_to_later, self.split_type):
             keep(best, s, p, &sc)
             if self._bounded():
-                raise_best(node.shared_best,
-                           sc.direction_count
-                           if self.split_type == DIRECTIONAL
-                           else sc.criterion)
+                raise_best(node.shared_best, self._rank_value(&sc))
             return True
         return False
 
@@ -1768,9 +1774,7 @@ cdef class Splitter:
         if (self.split_type != ERA or self.alpha != 0.0
                 or self.irf_penalty > 0.0):
             return False
-        thr = load_best(node.shared_best)
-        if best.sc.found and best.sc.criterion > thr:
-            thr = best.sc.criterion
+        thr = self._best_so_far(node, best)
         if not thr > 0.0:
             return False
         return (self._present_gain_sum(node, era_sums, era_scratch) / node.M
