@@ -204,9 +204,47 @@ cdef extern from *:
                                      int const_h, int E,
                                      double *EB_RESTRICT ub)
     {
-        int i;
+        int i = 0;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, any;
-        for (i = 0; i < E; i++) {
+    #if EB_VECTORS
+        /* four eras at a time, the same operations as the loop below on
+           each lane (its ternaries as selections of bits), the partial
+           sums the lanes */
+        const eb_v4d zero = {0.0, 0.0, 0.0, 0.0}, one = {1.0, 1.0, 1.0, 1.0};
+        const eb_v4d inf = {INFINITY, INFINITY, INFINITY, INFINITY};
+        const eb_v4d vlam = {lam, lam, lam, lam};
+        const eb_v4d lam2 = {2.0 * lam, 2.0 * lam, 2.0 * lam, 2.0 * lam};
+        const eb_v4d rel = {1.0 + 1e-12, 1.0 + 1e-12, 1.0 + 1e-12,
+                            1.0 + 1e-12};
+        const eb_v4d tiny = {1e-12, 1e-12, 1e-12, 1e-12};
+        const eb_v4d first_alt = const_h ? one : zero;
+        eb_v4d acc = zero;
+        for (; i + 4 <= E; i += 4) {
+            eb_v4d a1 = eb_load4(n1 + i), a2 = eb_load4(n2 + i);
+            eb_v4d H = eb_load4(th + i), n = eb_load4(tn + i);
+            eb_v4d g = eb_load4(tg + i), lo_d = eb_load4(dmin + i);
+            eb_v4d hi_d = eb_load4(dmax + i), nm1 = n - one;
+            eb_v4d lo = eb_select4((eb_v4l)(a1 >= one), eb_load4(h1 + i),
+                                   first_alt);
+            eb_v4d hi = eb_select4((eb_v4l)(a2 <= nm1), eb_load4(h2 + i),
+                                   const_h ? nm1 : H);
+            eb_v4d flo = (lo + vlam) * ((H - lo) + vlam);
+            eb_v4d fhi = (hi + vlam) * ((H - hi) + vlam);
+            eb_v4d ab = eb_select4((eb_v4l)(flo < fhi), flo, fhi);
+            eb_v4d dx = hi_d * hi_d, dn = lo_d * lo_d;
+            eb_v4d dd = eb_select4((eb_v4l)(dx > dn), dx, dn);
+            eb_v4d u = (H + lam2) * (dd * rel + tiny * (g * g));
+            eb_v4l pos = (eb_v4l)(ab > zero);
+            /* divided by 1 where not positive: no division by 0 */
+            eb_v4d b = eb_select4(pos, u / eb_select4(pos, ab, one), inf);
+            eb_v4l on = (eb_v4l)(a2 >= one) & (eb_v4l)(a1 <= nm1);
+            eb_v4d v = eb_select4(on, b, zero);
+            eb_store4(ub + i, v);
+            acc += v;
+        }
+        s0 = acc[0]; s1 = acc[1]; s2 = acc[2]; s3 = acc[3];
+    #endif
+        for (; i < E; i++) {
             double ab = eb_era_ab_low(n1[i], h1[i], n2[i], h2[i], th[i],
                                       tn[i], lam, const_h, &any);
             double dd = dmax[i] * dmax[i] > dmin[i] * dmin[i]
@@ -216,10 +254,15 @@ cdef extern from *:
             double b = ab > 0.0 ? u / ab : INFINITY;
             ub[i] = any != 0.0 ? b : 0.0;
         }
+        /* era i in lane i mod 4, the eras after the last four in lane 0 */
+    #if EB_VECTORS
+        for (i = E & ~3; i < E; i++) s0 += ub[i];
+    #else
         for (i = 0; i + 4 <= E; i += 4) {
             s0 += ub[i]; s1 += ub[i + 1]; s2 += ub[i + 2]; s3 += ub[i + 3];
         }
         for (; i < E; i++) s0 += ub[i];
+    #endif
         return (s0 + s1) + (s2 + s3);
     }
 

@@ -40,6 +40,26 @@
 typedef double eb_v4d __attribute__((vector_size(32)));
 typedef long long eb_v4l __attribute__((vector_size(32)));
 typedef int eb_v4i __attribute__((vector_size(16)));
+
+static inline EB_ALWAYS_INLINE eb_v4d eb_load4(const double *p)
+{
+    eb_v4d v;
+    __builtin_memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline EB_ALWAYS_INLINE void eb_store4(double *p, eb_v4d v)
+{
+    __builtin_memcpy(p, &v, sizeof v);
+}
+
+/* a where the lanes of mask m (a comparison's result) are set, else b:
+   bits chosen, no arithmetic on either */
+static inline EB_ALWAYS_INLINE eb_v4d eb_select4(eb_v4l m, eb_v4d a,
+                                                 eb_v4d b)
+{
+    return (eb_v4d)((m & (eb_v4l)a) | (~m & (eb_v4l)b));
+}
 #else
 #define EB_VECTORS 0
 #endif

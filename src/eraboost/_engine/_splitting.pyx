@@ -129,18 +129,6 @@ cdef extern from *:
     }
 
     #if EB_VECTORS
-    static inline EB_ALWAYS_INLINE eb_v4d eb_load4(const double *p)
-    {
-        eb_v4d v;
-        __builtin_memcpy(&v, p, sizeof v);
-        return v;
-    }
-
-    static inline EB_ALWAYS_INLINE void eb_store4(double *p, eb_v4d v)
-    {
-        __builtin_memcpy(p, &v, sizeof v);
-    }
-
     static inline EB_ALWAYS_INLINE void eb_gather_eras4(
         const double *g, const double *h, const uint32_t *n, int64_t R,
         const unsigned int *seq, int step, int first, int last,
@@ -173,8 +161,8 @@ cdef extern from *:
                 d = xg - vk * ((with_h ? xh : xn) + vlam);
                 lt = (eb_v4l)(d < lo);
                 gt = (eb_v4l)(d > hi);
-                lo = (eb_v4d)((lt & (eb_v4l)d) | (~lt & (eb_v4l)lo));
-                hi = (eb_v4d)((gt & (eb_v4l)d) | (~gt & (eb_v4l)hi));
+                lo = eb_select4(lt, d, lo);
+                hi = eb_select4(gt, d, hi);
             }
         }
         eb_store4(qg + e, xg);
@@ -202,14 +190,15 @@ cdef extern from *:
         const unsigned int *seq, int step, int first, int last,
         const double *pg, const double *ph, const double *pn, double *qg,
         double *qh, double *qn, const double *kk, double lam, double *dmin,
-        double *dmax, double *n1, double *h1, int E)
+        double *dmax, double *n1, double *h1, int E, int n_steps)
     {
-        int e = 0, s;
+        int e = 0, s, ahead = last + 8 < n_steps - 1 ? last + 8 : n_steps - 1;
         int64_t c, i;
     #if defined(__GNUC__)
         /* the block's cells, a bin's eras contiguous, are read four eras at
-           a time across the bins: ask for all their cache lines first */
-        for (s = step; s <= last; s++) {
+           a time across the bins: ask for all their cache lines first, and
+           for the next block's */
+        for (s = step; s <= ahead; s++) {
             c = (int64_t)seq[s] * R;
             for (i = 0; i < E; i += 8) {
                 __builtin_prefetch(g + c + i, 0, 3);
@@ -279,7 +268,7 @@ cdef extern from *:
         const unsigned int *seq, int step, int first, int last,
         const double *pg, const double *ph, const double *pn, double *qg,
         double *qh, double *qn, const double *kk, double lam, double *dmin,
-        double *dmax, double *n1, double *h1, int E) noexcept nogil
+        double *dmax, double *n1, double *h1, int E, int n_steps) noexcept nogil
     void raise_best "eb_raise_best" (double *p, double v) noexcept nogil
 
 
@@ -1639,7 +1628,7 @@ cdef class Splitter:
         block_gather(s.blk.g, NULL if self.const_h else s.blk.h, s.blk.n,
                      s.R, s.seq, step, first, last, pg, ph, pn, qg, qh, qn,
                      node.kk, self.lam, era_scratch.dmin, era_scratch.dmax,
-                     era_scratch.n1, era_scratch.h1, node.E)
+                     era_scratch.n1, era_scratch.h1, node.E, s.n_steps)
         if directional:
             # fewer agreeing eras than the best so far, or as many and a
             # lower era score than this scan's best (alpha <= 0)
