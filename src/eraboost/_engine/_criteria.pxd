@@ -186,6 +186,29 @@ cdef extern from *:
         return flo < fhi ? flo : fhi;
     }
 
+    #if EB_VECTORS
+    /* eb_era_ab_low for the four eras from i, its ternaries as selections
+       of bits; *any a mask (all bits set where true). */
+    static inline EB_ALWAYS_INLINE eb_v4d eb_era_ab_low4(
+        const double *n1, const double *h1, const double *n2,
+        const double *h2, const double *th, const double *tn, double lam,
+        int const_h, int i, eb_v4l *any)
+    {
+        const eb_v4d zero = {0.0, 0.0, 0.0, 0.0}, one = {1.0, 1.0, 1.0, 1.0};
+        const eb_v4d vlam = {lam, lam, lam, lam};
+        eb_v4d a1 = eb_load4(n1 + i), a2 = eb_load4(n2 + i);
+        eb_v4d H = eb_load4(th + i), nm1 = eb_load4(tn + i) - one;
+        eb_v4d lo = eb_select4((eb_v4l)(a1 >= one), eb_load4(h1 + i),
+                               const_h ? one : zero);
+        eb_v4d hi = eb_select4((eb_v4l)(a2 <= nm1), eb_load4(h2 + i),
+                               const_h ? nm1 : H);
+        eb_v4d flo = (lo + vlam) * ((H - lo) + vlam);
+        eb_v4d fhi = (hi + vlam) * ((H - hi) + vlam);
+        *any = (eb_v4l)(a2 >= one) & (eb_v4l)(a1 <= nm1);
+        return eb_select4((eb_v4l)(flo < fhi), flo, fhi);
+    }
+    #endif
+
     /* The bound of the gain sum of the E eras. An era's gain is, exactly,
            G^2 / (a + b) - score(G, H) + (a + b) D^2 / (a b),
        where the first two terms sum to at most 0 (lam >= 0): it is at most
@@ -212,32 +235,23 @@ cdef extern from *:
            sums the lanes */
         const eb_v4d zero = {0.0, 0.0, 0.0, 0.0}, one = {1.0, 1.0, 1.0, 1.0};
         const eb_v4d inf = {INFINITY, INFINITY, INFINITY, INFINITY};
-        const eb_v4d vlam = {lam, lam, lam, lam};
         const eb_v4d lam2 = {2.0 * lam, 2.0 * lam, 2.0 * lam, 2.0 * lam};
         const eb_v4d rel = {1.0 + 1e-12, 1.0 + 1e-12, 1.0 + 1e-12,
                             1.0 + 1e-12};
         const eb_v4d tiny = {1e-12, 1e-12, 1e-12, 1e-12};
-        const eb_v4d first_alt = const_h ? one : zero;
         eb_v4d acc = zero;
         for (; i + 4 <= E; i += 4) {
-            eb_v4d a1 = eb_load4(n1 + i), a2 = eb_load4(n2 + i);
-            eb_v4d H = eb_load4(th + i), n = eb_load4(tn + i);
-            eb_v4d g = eb_load4(tg + i), lo_d = eb_load4(dmin + i);
-            eb_v4d hi_d = eb_load4(dmax + i), nm1 = n - one;
-            eb_v4d lo = eb_select4((eb_v4l)(a1 >= one), eb_load4(h1 + i),
-                                   first_alt);
-            eb_v4d hi = eb_select4((eb_v4l)(a2 <= nm1), eb_load4(h2 + i),
-                                   const_h ? nm1 : H);
-            eb_v4d flo = (lo + vlam) * ((H - lo) + vlam);
-            eb_v4d fhi = (hi + vlam) * ((H - hi) + vlam);
-            eb_v4d ab = eb_select4((eb_v4l)(flo < fhi), flo, fhi);
+            eb_v4l on;
+            eb_v4d ab = eb_era_ab_low4(n1, h1, n2, h2, th, tn, lam, const_h,
+                                       i, &on);
+            eb_v4d H = eb_load4(th + i), g = eb_load4(tg + i);
+            eb_v4d lo_d = eb_load4(dmin + i), hi_d = eb_load4(dmax + i);
             eb_v4d dx = hi_d * hi_d, dn = lo_d * lo_d;
             eb_v4d dd = eb_select4((eb_v4l)(dx > dn), dx, dn);
             eb_v4d u = (H + lam2) * (dd * rel + tiny * (g * g));
             eb_v4l pos = (eb_v4l)(ab > zero);
             /* divided by 1 where not positive: no division by 0 */
             eb_v4d b = eb_select4(pos, u / eb_select4(pos, ab, one), inf);
-            eb_v4l on = (eb_v4l)(a2 >= one) & (eb_v4l)(a1 <= nm1);
             eb_v4d v = eb_select4(on, b, zero);
             eb_store4(ub + i, v);
             acc += v;
@@ -283,8 +297,41 @@ cdef extern from *:
                                        const signed char *present, double lam,
                                        int const_h, int E)
     {
-        int i, fixed = 0, loose = 0;
-        for (i = 0; i < E; i++) {
+        int i = 0, fixed = 0, loose = 0;
+    #if EB_VECTORS
+        /* four eras at a time: masks (all bits set where true) for the
+           loop's flags below, counted exactly in integer lanes */
+        const eb_v4d zero = {0.0, 0.0, 0.0, 0.0}, one = {1.0, 1.0, 1.0, 1.0};
+        const eb_v4d tiny = {1e-12, 1e-12, 1e-12, 1e-12};
+        const eb_v4l magnitude = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL,
+                                  0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
+        eb_v4l vfixed = {0, 0, 0, 0}, vloose = {0, 0, 0, 0};
+        for (; i + 4 <= E; i += 4) {
+            eb_v4l any, pos, neg, valid;
+            eb_v4l p = {-(long long)(present[i] != 0),
+                        -(long long)(present[i + 1] != 0),
+                        -(long long)(present[i + 2] != 0),
+                        -(long long)(present[i + 3] != 0)};
+            eb_v4d ab = eb_era_ab_low4(n1, h1, n2, h2, th, tn, lam, const_h,
+                                       i, &any);
+            eb_v4d lo_d = eb_load4(dmin + i), hi_d = eb_load4(dmax + i);
+            eb_v4d g = eb_load4(tg + i);
+            eb_v4d tol = tiny * ((eb_v4d)((eb_v4l)lo_d & magnitude)
+                                 + (eb_v4d)((eb_v4l)hi_d & magnitude)
+                                 + 2.0 * (eb_v4d)((eb_v4l)g & magnitude));
+            valid = (eb_v4l)(eb_load4(n1 + i) >= one)
+                    & (eb_v4l)(eb_load4(n2 + i) <= eb_load4(tn + i) - one)
+                    & (eb_v4l)(ab > zero);
+            pos = valid & (eb_v4l)(lo_d > tol);
+            neg = valid & (eb_v4l)(hi_d < -tol);
+            /* masks are -1 where true: pos - neg counts neg - pos */
+            vfixed += p & (pos - neg);
+            vloose -= p & ~(pos | neg);
+        }
+        fixed = (int)((vfixed[0] + vfixed[1]) + (vfixed[2] + vfixed[3]));
+        loose = (int)((vloose[0] + vloose[1]) + (vloose[2] + vloose[3]));
+    #endif
+        for (; i < E; i++) {
             double any, ab, tol;
             int p, valid, pos, neg;
             ab = eb_era_ab_low(n1[i], h1[i], n2[i], h2[i], th[i], tn[i], lam,
