@@ -174,6 +174,18 @@ def test_scan_bounds_finds_the_same_splits(monkeypatch):
         assert out["skipped"] > 0
 
 
+def test_era_fill_times_both_layouts(monkeypatch):
+    """benchmarks/era_fill.py times the per-era histograms of a tree's
+    nodes from both layouts and checks they give the same bytes."""
+    era_fill = import_benchmark(monkeypatch, "era_fill")
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        args = "--rows 6000 --features 6 --eras 300 --trees 2 --repeats 1"
+        got = era_fill.main(args.split())
+    assert got["same"] and got["nodes"] > 0
+    assert set(got["times"]) == {"rows", "columns"}
+    assert "same bytes: True" in out.getvalue()
+
+
 def test_leaf_values_times_both_ways(monkeypatch):
     """benchmarks/leaf_values.py times the raw-prediction update by leaves
     and by ranges of rows, and checks the sums are the same."""

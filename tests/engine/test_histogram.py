@@ -281,7 +281,7 @@ def wide_data(seed, n, n_eras, const_h):
 
 
 @pytest.mark.parametrize("const_h", [False, True])
-@pytest.mark.parametrize("n_eras", [1, 3, 40])
+@pytest.mark.parametrize("n_eras", [1, 3, 40, 200])
 @pytest.mark.parametrize("order", ["grouped", "shuffled", "root"])
 @pytest.mark.parametrize("block_rows", [0, 700])
 def test_matrix_stored_by_rows_gives_the_same_bytes(const_h, n_eras, order, block_rows):
@@ -290,7 +290,9 @@ def test_matrix_stored_by_rows_gives_the_same_bytes(const_h, n_eras, order, bloc
     order); every cell is the same sum, in the same order, as from the
     Fortran-ordered matrix: the buffers are equal byte for byte, for any
     thread count, with long and short era runs, runs shorter than a
-    feature's bins, eras in several runs (shuffled rows), a feature subset
+    feature's bins, eras in several runs (shuffled rows), short runs each of
+    its own era (200 eras: summed a few eras at a time in slots, or straight
+    into the cells where a chunk's slots would not fit), a feature subset
     that is not contiguous, and the listed features only written."""
     Xb, n_bins, g, h, eras = wide_data(6, 5000, n_eras, const_h)
     codes = eras if n_eras > 1 else None

@@ -54,8 +54,11 @@ cdef extern from *:
     /* Ask for the cache line of p ahead of its read (a hint, never a
        fault) */
     #define EB_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+    /* the same for a line about to be written */
+    #define EB_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
     """
     void prefetch "EB_PREFETCH" (const void *p) noexcept nogil
+    void prefetch_w "EB_PREFETCH_W" (const void *p) noexcept nogil
 
 
 cdef extern from *:

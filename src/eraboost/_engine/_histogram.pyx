@@ -36,7 +36,8 @@ from libc.string cimport memset
 import numpy as np
 
 from ._common cimport (block_t, hist_block, block_subtract, cell_bytes,
-                       lane_sum, rows_per_bin, prefetch, PREFETCH_ROWS,
+                       lane_sum, rows_per_bin, prefetch, prefetch_w,
+                       PREFETCH_ROWS,
                        G_t, BIN_t, uint8_t, uint32_t,
                        int32_t, int64_t, ONE_THREAD_BELOW, CELLS_ONE_THREAD_BELOW)
 
@@ -59,6 +60,8 @@ cdef enum:
     # rows of a thread's slice when a node's era runs are counted in
     # parallel (``_count_runs``), at least
     RUNS_SLICE_ROWS = 65536
+    # bytes of the slots of short runs' eras (``rows_era_slots``)
+    SLOT_BYTES = 16384
 
 
 def histogram_rows_per_bin(int n_eras):
@@ -376,6 +379,15 @@ cdef inline void rows_lanes(row_chunk_t *ch, const uint32_t[::1] rows,
     cdef bint uniform = ch.uniform
     if not four:
         full = lo
+    else:
+        # an era's run: ask for the cache lines of the flush below while
+        # the rows are summed (a line for each bin and feature)
+        for k in range(nf):
+            for b in range(ch.nb[k]):
+                prefetch_w(ch.blk[k].g + b * R + e)
+                prefetch_w(ch.blk[k].n + b * R + e)
+                if not const_h:
+                    prefetch_w(ch.blk[k].h + b * R + e)
     for i in range(lo, hi):
         if root:
             row = first + i * ch.rs
@@ -428,6 +440,97 @@ cdef inline void rows_lanes(row_chunk_t *ch, const uint32_t[::1] rows,
             ln[i] = 0
             if not const_h:
                 lh[i] = 0.0
+
+
+cdef void rows_era_slots(row_chunk_t *ch, const uint32_t[::1] rows,
+                         const int64_t *run_era, const int64_t *run_start,
+                         const int64_t *run_stop, Py_ssize_t r0,
+                         Py_ssize_t r1, const G_t[::1] grad,
+                         const G_t[::1] hess, double *bg, double *bh,
+                         uint32_t *bn, int S, bint const_h,
+                         bint root) noexcept nogil:
+    """The short runs ``r0 .. r1 - 1`` (each of its own era, the cells
+    cleared) into their cells, S eras at a time: each era's rows summed in
+    order in a slot of per-bin buffers (``bg``, ``bh``, ``bn``: S slots of
+    a lane's ``LS`` cells, zeros), then the slots added to the cells, the
+    eras of a bin next to each other, and cleared. A cell is the sum of
+    its era's rows in order from 0.0, as :func:`rows_direct` makes it, but
+    the rows' additions stay within the slots (a few kB) instead of a cache
+    line of the block a feature and row."""
+    cdef Py_ssize_t i, r = r0
+    cdef int k, s, ns, nf = ch.nf
+    cdef int64_t j, base, slot, R = ch.R, NB = ch.nb[0]
+    cdef int64_t LS = ch.lane[nf] >> 2
+    cdef int64_t era_of[64]
+    cdef unsigned int b
+    cdef const BIN_t *row
+    cdef const uint32_t *feats = ch.feats
+    cdef const BIN_t *first = ch.x0 + feats[0]
+    cdef Py_ssize_t last = feats[nf - 1] - feats[0]
+    cdef Py_ssize_t hi, end = run_stop[r1 - 1] if r1 > r0 else 0
+    cdef double gi, hi_ = 0.0
+    cdef bint uniform = ch.uniform
+    cdef block_t *blk
+    if S > 64:
+        S = 64
+    while r < r1:
+        # ask for the cache lines of the flush below while the rows are
+        # summed (those of the group's first era: a line holds the cells of
+        # 8 eras): its cells miss the cache, a line a bin and feature
+        for k in range(nf):
+            blk = &ch.blk[k]
+            for b in range(ch.nb[k]):
+                prefetch_w(blk.g + b * R + run_era[r])
+                prefetch_w(blk.n + b * R + run_era[r])
+                if not const_h:
+                    prefetch_w(blk.h + b * R + run_era[r])
+        ns = 0
+        while r < r1 and ns < S:
+            era_of[ns] = run_era[r]
+            slot = ns * LS
+            hi = run_stop[r]
+            for i in range(run_start[r], hi):
+                if root:
+                    row = first + i * ch.rs
+                else:
+                    row = first + rows[i] * ch.rs
+                    if i + PREFETCH_ROWS < end:
+                        prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs)
+                        prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs
+                                 + last)
+                gi = grad[i]
+                if not const_h:
+                    hi_ = hess[i]
+                if uniform:
+                    for k in range(nf):
+                        base = slot + k * NB + row[k]
+                        bg[base] += gi
+                        bn[base] += 1
+                        if not const_h:
+                            bh[base] += hi_
+                else:
+                    for k in range(nf):
+                        base = slot + (ch.lane[k] >> 2) + row[feats[k] - feats[0]]
+                        bg[base] += gi
+                        bn[base] += 1
+                        if not const_h:
+                            bh[base] += hi_
+            ns = ns + 1
+            r = r + 1
+        for k in range(nf):
+            blk = &ch.blk[k]
+            for b in range(ch.nb[k]):
+                j = b * R
+                base = (ch.lane[k] >> 2) + b
+                for s in range(ns):
+                    blk.g[j + era_of[s]] += bg[base]
+                    blk.n[j + era_of[s]] += bn[base]
+                    bg[base] = 0.0
+                    bn[base] = 0
+                    if not const_h:
+                        blk.h[j + era_of[s]] += bh[base]
+                        bh[base] = 0.0
+                    base = base + LS
 
 
 class SparseHistogram:
@@ -794,7 +897,10 @@ cdef class HistogramBuilder:
         cdef int n_chunks = self._chunks(n_feat, n_groups, nt)
         cdef int t, u, k0, k1, k, f
         cdef int64_t R = rows_per_bin(self.n_eras)
-        cdef bint short_runs = n < SHORT_RUNS * n_runs
+        # short runs: 1, or 2 when each run is an era of its own
+        cdef int short_runs = n < SHORT_RUNS * n_runs
+        if short_runs and self._runs_unique(runs, n_runs):
+            short_runs = 2
         cdef const int64_t[::1] group = self._groups
         cdef block_t blk
         with nogil:
@@ -816,6 +922,21 @@ cdef class HistogramBuilder:
                 f = features[k]
                 pool_eras(hist_block(&out[0], &self.offsets[0], f, const_h),
                           self.n_bins[f], R, const_h)
+
+    cdef bint _runs_unique(self, const int64_t[:, ::1] runs, int n_runs):
+        """Whether no two of the runs are of the same era."""
+        cdef int r
+        cdef int64_t e, m = self.n_eras
+        cdef uint8_t[::1] seen = self._seen
+        if n_runs > m:
+            return False
+        memset(&seen[0], 0, m)
+        for r in range(n_runs):
+            e = runs[0, r]
+            if e < 0 or e >= m or seen[e]:
+                return False
+            seen[e] = 1
+        return True
 
     cdef int _era_groups(self, const int64_t[:, ::1] runs, int n_runs,
                          Py_ssize_t n, int nt):
@@ -865,9 +986,10 @@ cdef class HistogramBuilder:
         (in L1 cache, four of them: consecutive rows do not wait for each
         other's additions), then written to the era's cells: its rows do not
         each touch a different cache line of the block. When the runs are
-        short, the rows go straight to their cells, in one loop. Without
-        eras, the rows are summed in blocks of ``block_rows`` as
-        :meth:`_rows_by_blocks` sums them."""
+        short, the rows go straight to their cells, in one loop (one
+        feature's block stays in cache: the slots of :func:`rows_era_slots`
+        did not pay here). Without eras, the rows are summed in blocks of
+        ``block_rows`` as :meth:`_rows_by_blocks` sums them."""
         cdef const BIN_t *col = self.x0 + f * self.cs
         cdef block_t blk = hist_block(out, &self.offsets[0], f, const_h)
         cdef int64_t cells = self.offsets[f + 1] - self.offsets[f]
@@ -917,7 +1039,7 @@ cdef class HistogramBuilder:
                             const G_t[::1] grad, const G_t[::1] hess,
                             bint const_h, bint root, const int64_t *run_era,
                             const int64_t *run_start, const int64_t *run_stop,
-                            Py_ssize_t r0, Py_ssize_t r1, bint short_runs,
+                            Py_ssize_t r0, Py_ssize_t r1, int short_runs,
                             uint8_t *out, bint clear) noexcept nogil:
         """The sums of the features ``feats[0 .. nf-1]`` (at most
         ROW_CHUNK), row by row, from a matrix stored by rows: each row's bins
@@ -928,13 +1050,16 @@ cdef class HistogramBuilder:
         Without eras (``run_era`` NULL): the rows ``r0 .. r1 - 1``, in
         order, added to the cells. With eras: the runs ``r0 .. r1 - 1``
         (``run_era``, ``run_start``, ``run_stop``), each into its era's
-        cells, not pooled; with ``short_runs``, their rows straight into
-        their cells.
+        cells, not pooled; with ``short_runs`` (1), their rows straight
+        into their cells, or (2: each run an era of its own) summed in
+        slots a few eras at a time (:func:`rows_era_slots`) where the runs
+        hold as many rows as the features have bins, on average.
 
         Every cell is the sum of the same values in the same order as
         :meth:`_one_feature` makes it, so both layouts give the same
         histograms bit for bit: rows straight into their cells with short
-        runs; an era's long run into four lanes of per-bin buffers (row
+        runs (or into slots, then added to the cells: the same sums); an
+        era's long run into four lanes of per-bin buffers (row
         ``i`` in lane ``(i - lo) % 4``, the last ``(hi - lo) % 4`` rows in
         lane 0), added to the era's cells as ``(l0 + l1) + (l2 + l3)``, the
         sums of :func:`fill_rows4`; a run shorter than a feature's bins
@@ -952,6 +1077,10 @@ cdef class HistogramBuilder:
         cdef double sh[4 * LANE_BINS]
         cdef uint32_t sn[4 * LANE_BINS]
         cdef unsigned int cleared = 0   # bins of the lanes cleared
+        cdef int64_t S
+        cdef double *bg
+        cdef double *bh
+        cdef uint32_t *bn
         if nf <= 0 or nf > ROW_CHUNK:
             return
         ch.nf = nf
@@ -981,6 +1110,26 @@ cdef class HistogramBuilder:
             lo, hi, e = r0, r1, 0
             r0, r1 = 0, 1
         elif short_runs:
+            S = SLOT_BYTES // (max(ch.lane[nf] >> 2, 1) * cell_bytes(const_h))
+            if (short_runs == 2 and S >= 2 and r1 > r0 and (ch.lane[nf] >> 2)
+                    * (r1 - r0) <= nf * (run_stop[r1 - 1] - run_start[r0])):
+                # (a slot's flush costs its bins: worth it from as many rows
+                # a run as a feature's bins, on average)
+                bg = <double *> calloc(S * (ch.lane[nf] >> 2), sizeof(double))
+                bn = <uint32_t *> calloc(S * (ch.lane[nf] >> 2),
+                                         sizeof(uint32_t))
+                bh = NULL
+                if not const_h:
+                    bh = <double *> calloc(S * (ch.lane[nf] >> 2),
+                                           sizeof(double))
+                if bg != NULL and bn != NULL and (const_h or bh != NULL):
+                    rows_era_slots(&ch, rows, run_era, run_start, run_stop,
+                                   r0, r1, grad, hess, bg, bh, bn, S, const_h,
+                                   root)
+                    r0 = r1
+                free(bg)
+                free(bn)
+                free(bh)
             if r1 > r0:
                 rows_direct(&ch, rows, &self.ordered_eras[0], 0, grad, hess,
                             run_start[r0], run_stop[r1 - 1], const_h, root)
