@@ -3,8 +3,9 @@
 Fits ``--trees`` trees under ``era`` on ``compare.py``'s data (the same
 generator), takes the next tree's nodes (rows grouped by era, as the grower
 keeps them), then times ``HistogramBuilder.compute_brute`` over the nodes the
-grower gives dense histograms, from the binned matrix stored by rows and by
-columns, one thread. Prints the best time of each layout over the repeats
+grower gives dense histograms (each into a buffer of its own, as the
+grower's), from the binned matrix stored by rows and by columns, one
+thread. Prints the best time of each layout over the repeats
 and checks that both give the same bytes at every node.
 
 Compare two builds by running it with each on ``PYTHONPATH``, in turn::
@@ -57,18 +58,17 @@ def main(argv=None):
     for layout in layouts:
         X = np.ascontiguousarray(Xb) if layout == "rows" else np.asfortranarray(Xb)
         builder = HistogramBuilder(X, block_bins, offsets, args.eras, era, g, h, 1)
-        out = builder.empty()
+        # a buffer for each node, as the grower's: out of cache when filled
+        outs = [builder.empty() for _ in work]
         best = np.inf
         for _ in range(args.repeats):
             tic = time.perf_counter()
-            for rows in work:
+            for rows, out in zip(work, outs):
                 builder.compute_brute(rows, out, features)
             best = min(best, time.perf_counter() - tic)
         times[layout] = best
-        hists[layout] = []
-        for rows in work:
-            builder.compute_brute(rows, out, features)
-            hists[layout].append(out.tobytes())
+        hists[layout] = [out.tobytes() for out in outs]
+        del outs
     same = all(hists[layout] == hists[layouts[0]] for layout in layouts)
     n_rows = sum(len(rows) for rows in work)
     print(

@@ -459,7 +459,7 @@ cdef void rows_era_slots(row_chunk_t *ch, const uint32_t[::1] rows,
     line of the block a feature and row."""
     cdef Py_ssize_t i, r = r0
     cdef int k, s, ns, nf = ch.nf
-    cdef int64_t j, base, slot, R = ch.R, NB = ch.nb[0]
+    cdef int64_t j, base, slot, e_last, R = ch.R, NB = ch.nb[0]
     cdef int64_t LS = ch.lane[nf] >> 2
     cdef int64_t era_of[64]
     cdef unsigned int b
@@ -475,15 +475,20 @@ cdef void rows_era_slots(row_chunk_t *ch, const uint32_t[::1] rows,
         S = 64
     while r < r1:
         # ask for the cache lines of the flush below while the rows are
-        # summed (those of the group's first era: a line holds the cells of
-        # 8 eras): its cells miss the cache, a line a bin and feature
+        # summed (those of the group's first and last eras: the eras of a
+        # group are neighbours when the rows are grouped by era): its cells
+        # miss the cache, a line or two a bin and feature
+        e_last = run_era[min(r + S, r1) - 1]
         for k in range(nf):
             blk = &ch.blk[k]
             for b in range(ch.nb[k]):
                 prefetch_w(blk.g + b * R + run_era[r])
                 prefetch_w(blk.n + b * R + run_era[r])
+                prefetch_w(blk.g + b * R + e_last)
+                prefetch_w(blk.n + b * R + e_last)
                 if not const_h:
                     prefetch_w(blk.h + b * R + run_era[r])
+                    prefetch_w(blk.h + b * R + e_last)
         ns = 0
         while r < r1 and ns < S:
             era_of[ns] = run_era[r]
