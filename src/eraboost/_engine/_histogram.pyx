@@ -345,6 +345,32 @@ cdef inline void rows_direct(row_chunk_t *ch, const uint32_t[::1] rows,
                 ch.blk[k].h[j] += hi_
 
 
+cdef inline void add_row(const BIN_t *row, double gi, double hi_, int64_t j,
+                         int nf, bint uniform, int64_t NB, const int64_t *lane,
+                         const uint32_t *feats, double *lg, double *lh,
+                         uint32_t *ln, bint const_h) noexcept nogil:
+    """One row of a chunk (its bins at ``row``, relative to the chunk's
+    first feature) into per-bin buffers laid out as a lane from cell j:
+    feature k's bin b at ``j + lane[k] / 4 + b`` (``j + k NB + b`` when
+    ``uniform``)."""
+    cdef int k
+    cdef int64_t base
+    if uniform:
+        for k in range(nf):
+            base = j + k * NB + row[k]
+            lg[base] += gi
+            ln[base] += 1
+            if not const_h:
+                lh[base] += hi_
+    else:
+        for k in range(nf):
+            base = j + (lane[k] >> 2) + row[feats[k] - feats[0]]
+            lg[base] += gi
+            ln[base] += 1
+            if not const_h:
+                lh[base] += hi_
+
+
 cdef inline void rows_lanes(row_chunk_t *ch, const uint32_t[::1] rows,
                             const G_t[::1] grad, const G_t[::1] hess,
                             Py_ssize_t lo, Py_ssize_t hi, int64_t e,
@@ -376,6 +402,7 @@ cdef inline void rows_lanes(row_chunk_t *ch, const uint32_t[::1] rows,
     # the cells of a lane
     cdef int64_t LS = ch.lane[nf] >> 2
     cdef int64_t NB = ch.nb[0]
+    cdef const int64_t *lane = ch.lane
     cdef bint uniform = ch.uniform
     if not four:
         full = lo
@@ -400,20 +427,8 @@ cdef inline void rows_lanes(row_chunk_t *ch, const uint32_t[::1] rows,
         if not const_h:
             hi_ = hess[i]
         j = ((i - lo) & 3) * LS if i < full else 0
-        if uniform:
-            for k in range(nf):
-                base = j + k * NB + row[k]
-                lg[base] += gi
-                ln[base] += 1
-                if not const_h:
-                    lh[base] += hi_
-        else:
-            for k in range(nf):
-                base = j + (ch.lane[k] >> 2) + row[feats[k] - feats[0]]
-                lg[base] += gi
-                ln[base] += 1
-                if not const_h:
-                    lh[base] += hi_
+        add_row(row, gi, hi_, j, nf, uniform, NB, lane, feats, lg, lh, ln,
+                const_h)
     for k in range(nf):
         nbk = ch.nb[k]
         base = ch.lane[k] >> 2
@@ -470,6 +485,7 @@ cdef void rows_era_slots(row_chunk_t *ch, const uint32_t[::1] rows,
     cdef Py_ssize_t hi, end = run_stop[r1 - 1] if r1 > r0 else 0
     cdef double gi, hi_ = 0.0
     cdef bint uniform = ch.uniform
+    cdef const int64_t *lane = ch.lane
     cdef block_t *blk
     if S > 64:
         S = 64
@@ -506,20 +522,8 @@ cdef void rows_era_slots(row_chunk_t *ch, const uint32_t[::1] rows,
                 gi = grad[i]
                 if not const_h:
                     hi_ = hess[i]
-                if uniform:
-                    for k in range(nf):
-                        base = slot + k * NB + row[k]
-                        bg[base] += gi
-                        bn[base] += 1
-                        if not const_h:
-                            bh[base] += hi_
-                else:
-                    for k in range(nf):
-                        base = slot + (ch.lane[k] >> 2) + row[feats[k] - feats[0]]
-                        bg[base] += gi
-                        bn[base] += 1
-                        if not const_h:
-                            bh[base] += hi_
+                add_row(row, gi, hi_, slot, nf, uniform, NB, lane, feats, bg,
+                        bh, bn, const_h)
             ns = ns + 1
             r = r + 1
         for k in range(nf):
