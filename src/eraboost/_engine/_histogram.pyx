@@ -902,13 +902,14 @@ cdef class HistogramBuilder:
         (rows not grouped by era), a single group holds them all."""
         cdef int n_feat = features.shape[0]
         cdef Py_ssize_t n = rows.shape[0]
-        cdef int n_groups = self._era_groups(runs, n_runs, n, nt)
+        cdef bint unique = self._runs_unique(runs, n_runs)
+        cdef int n_groups = self._era_groups(runs, n_runs, n, nt, unique)
         cdef int n_chunks = self._chunks(n_feat, n_groups, nt)
         cdef int t, u, k0, k1, k, f
         cdef int64_t R = rows_per_bin(self.n_eras)
         # short runs: 1, or 2 when each run is an era of its own
         cdef int short_runs = n < SHORT_RUNS * n_runs
-        if short_runs and self._runs_unique(runs, n_runs):
+        if short_runs and unique:
             short_runs = 2
         cdef const int64_t[::1] group = self._groups
         cdef block_t blk
@@ -948,27 +949,19 @@ cdef class HistogramBuilder:
         return True
 
     cdef int _era_groups(self, const int64_t[:, ::1] runs, int n_runs,
-                         Py_ssize_t n, int nt):
+                         Py_ssize_t n, int nt, bint unique):
         """Split the runs into groups of consecutive runs of about equal
         rows (up to four a thread), into ``_groups`` (group u: runs
-        ``_groups[u] .. _groups[u + 1] - 1``); one group when an era has
-        several runs. Returns the number of groups (at least 1)."""
+        ``_groups[u] .. _groups[u + 1] - 1``); one group unless each run
+        is an era of its own (``unique``, :meth:`_runs_unique`). Returns
+        the number of groups (at least 1)."""
         cdef int n_groups = 1, r, u
-        cdef int64_t e
         cdef Py_ssize_t m = self.n_eras
         if self._groups is None or self._groups.shape[0] < n_runs + 2:
             self._groups = np.zeros(max(n_runs, m) + 2, dtype=np.int64)
         cdef int64_t[::1] group = self._groups
-        cdef uint8_t[::1] seen = self._seen
-        if nt > 1 and n_runs > 1 and n_runs <= m:
-            memset(&seen[0], 0, m)
+        if nt > 1 and n_runs > 1 and unique:
             n_groups = min(n_runs, 4 * nt)
-            for r in range(n_runs):
-                e = runs[0, r]
-                if e < 0 or e >= m or seen[e]:
-                    n_groups = 1
-                    break
-                seen[e] = 1
         group[0] = 0
         u = 1
         if n_groups > 1:
