@@ -271,11 +271,12 @@ def test_sparse_histograms_need_eras():
         )
 
 
-def wide_data(seed, n, n_eras, const_h):
+def wide_data(seed, n, n_eras, const_h, max_bins=256):
     """150 features (three chunks of features filled row by row) of 2 to
-    256 bins, in neighbouring runs of equal bin counts and single odd ones."""
+    ``max_bins`` bins, in neighbouring runs of equal bin counts and single
+    odd ones."""
     n_bins = np.array(
-        [5] * 70 + [3, 256, 17] + [6] * 60 + [2, 32] + [5] * 15, dtype=np.uint32
+        [5] * 70 + [3, max_bins, 17] + [6] * 60 + [2, 32] + [5] * 15, dtype=np.uint32
     )
     return make_data(seed, n=n, n_eras=n_eras, n_bins=n_bins, const_h=const_h)
 
@@ -284,7 +285,10 @@ def wide_data(seed, n, n_eras, const_h):
 @pytest.mark.parametrize("n_eras", [1, 3, 40, 200])
 @pytest.mark.parametrize("order", ["grouped", "shuffled", "root"])
 @pytest.mark.parametrize("block_rows", [0, 700])
-def test_matrix_stored_by_rows_gives_the_same_bytes(const_h, n_eras, order, block_rows):
+@pytest.mark.parametrize("max_bins", [256, 32])
+def test_matrix_stored_by_rows_gives_the_same_bytes(
+    const_h, n_eras, order, block_rows, max_bins
+):
     """A C-ordered matrix is filled row by row, in chunks of features and
     groups of eras (without eras, blocks of rows summed apart, then added in
     order); every cell is the same sum, in the same order, as from the
@@ -293,8 +297,11 @@ def test_matrix_stored_by_rows_gives_the_same_bytes(const_h, n_eras, order, bloc
     feature's bins, eras in several runs (shuffled rows), short runs each of
     its own era (200 eras: summed a few eras at a time in slots, or straight
     into the cells where a chunk's slots would not fit), a feature subset
-    that is not contiguous, and the listed features only written."""
-    Xb, n_bins, g, h, eras = wide_data(6, 5000, n_eras, const_h)
+    that is not contiguous, and the listed features only written. Long era
+    runs go to four lanes only when no feature has more than 32 bins
+    (``max_bins=32``, 3 eras); with a feature of 256 bins every run goes
+    straight to its cells."""
+    Xb, n_bins, g, h, eras = wide_data(6, 5000, n_eras, const_h, max_bins)
     codes = eras if n_eras > 1 else None
     eras_used = eras if n_eras > 1 else np.zeros_like(eras)
     rng = np.random.default_rng(7)

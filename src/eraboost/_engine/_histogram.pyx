@@ -43,8 +43,17 @@ from ._common cimport (block_t, hist_block, block_subtract, cell_bytes,
 
 cdef enum:
     # the eras' runs of a node are short when they average fewer rows
-    # (``_one_feature``)
-    SHORT_RUNS = 32
+    # (``_one_feature``, ``_rows_by_era_groups``): their rows go straight
+    # to their cells (or to slots) instead of four lanes flushed a run at a
+    # time. Measured on 200,000 x 50 int8 (5 bins) by rows: from 32 to 128,
+    # the fill of a tree's dense nodes took 0.85-0.87x as long with 256
+    # eras, 0.92x with 1,024 and 0.96x with 64 (performance-history.md)
+    SHORT_RUNS = 128
+    # a builder with a feature of more bins never uses the lanes with eras:
+    # rows straight to their cells were faster at any run length (0.78-0.82x
+    # the fill on 64 to 256 eras of 255 bins), the lanes' flush costing as
+    # much as the rows they save from waiting on each other
+    LANES_MAX_BINS = 32
     # bins of a buffer of ``fill_rows4`` (all a feature can have)
     LANE_BINS = 256
     # features of a chunk filled row by row (``_feature_rows``): 64 bytes
@@ -373,8 +382,9 @@ cdef inline void add_row(const BIN_t *row, double gi, double hi_, int64_t j,
 
 cdef inline void rows_lanes(row_chunk_t *ch, const uint32_t[::1] rows,
                             const G_t[::1] grad, const G_t[::1] hess,
-                            Py_ssize_t lo, Py_ssize_t hi, int64_t e,
-                            bint four, bint const_h, bint root) noexcept nogil:
+                            Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t end,
+                            int64_t e, bint four, bint const_h,
+                            bint root) noexcept nogil:
     """The rows lo .. hi - 1 of era e (the run of an era, or all rows
     without eras) into the features' per-bin buffers, then into their
     cells ``b * R + e``, the buffers cleared.
@@ -386,7 +396,9 @@ cdef inline void rows_lanes(row_chunk_t *ch, const uint32_t[::1] rows,
     and the last ``(hi - lo) % 4`` rows to lane 0, as :func:`fill_rows4`,
     and the lanes are added as ``(l0 + l1) + (l2 + l3)``. A chunk of
     consecutive features of one bin count (``uniform``) takes a loop
-    without per-feature lookups."""
+    without per-feature lookups. The rows ahead are prefetched up to row
+    ``end`` (the last run's end): the next run's first rows are asked for
+    while this run's last ones are summed."""
     cdef Py_ssize_t i, full = lo + ((hi - lo) & ~(<Py_ssize_t>3))
     cdef int k, nf = ch.nf
     cdef int64_t j, base, nbk, R = ch.R
@@ -420,7 +432,7 @@ cdef inline void rows_lanes(row_chunk_t *ch, const uint32_t[::1] rows,
             row = first + i * ch.rs
         else:
             row = first + rows[i] * ch.rs
-            if i + PREFETCH_ROWS < hi:
+            if i + PREFETCH_ROWS < end:
                 prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs)
                 prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs + last)
         gi = grad[i]
@@ -623,6 +635,7 @@ cdef class HistogramBuilder:
     cdef object _groups        # the era groups' first runs (int64)
     cdef object _seen          # eras seen among a node's runs (uint8)
     cdef object _slice_runs    # runs counted in slices of rows (int64)
+    cdef bint lanes            # era runs may go to lanes (LANES_MAX_BINS)
 
     def __init__(self, X_binned, n_bins, offsets, int n_eras, era_codes,
                  gradients, hessians, int n_threads, Py_ssize_t block_rows=0):
@@ -672,6 +685,8 @@ cdef class HistogramBuilder:
         self._groups = None
         self._seen = np.zeros(max(n_eras, 1), dtype=np.uint8)
         self._slice_runs = np.zeros(2, dtype=np.int64)
+        self.lanes = (self.n_features == 0
+                      or int(np.max(np.asarray(n_bins))) <= LANES_MAX_BINS)
 
     @property
     def constant_hessian(self):
@@ -908,7 +923,7 @@ cdef class HistogramBuilder:
         cdef int t, u, k0, k1, k, f
         cdef int64_t R = rows_per_bin(self.n_eras)
         # short runs: 1, or 2 when each run is an era of its own
-        cdef int short_runs = n < SHORT_RUNS * n_runs
+        cdef int short_runs = n < SHORT_RUNS * n_runs or not self.lanes
         if short_runs and unique:
             short_runs = 2
         cdef const int64_t[::1] group = self._groups
@@ -984,14 +999,15 @@ cdef class HistogramBuilder:
         """Feature f's block, column by column: the rows into their eras'
         cells (one per bin, ``R`` apart), then the pooled cells.
 
-        An era's long run of rows is first summed in small per-bin buffers
-        (in L1 cache, four of them: consecutive rows do not wait for each
-        other's additions), then written to the era's cells: its rows do not
-        each touch a different cache line of the block. When the runs are
-        short, the rows go straight to their cells, in one loop (one
-        feature's block stays in cache: the slots of :func:`rows_era_slots`
-        did not pay here). Without eras, the rows are summed in blocks of
-        ``block_rows`` as :meth:`_rows_by_blocks` sums them."""
+        An era's long run of rows (SHORT_RUNS rows or more on average,
+        every feature of the builder of at most LANES_MAX_BINS bins) is
+        first summed in small per-bin buffers (in L1 cache, four of them:
+        consecutive rows do not wait for each other's additions), then
+        written to the era's cells. Otherwise the rows go straight to their
+        cells, in one loop (one feature's block stays in cache: the slots
+        of :func:`rows_era_slots` did not pay here). Without eras, the rows
+        are summed in blocks of ``block_rows`` as :meth:`_rows_by_blocks`
+        sums them."""
         cdef const BIN_t *col = self.x0 + f * self.cs
         cdef block_t blk = hist_block(out, &self.offsets[0], f, const_h)
         cdef int64_t cells = self.offsets[f + 1] - self.offsets[f]
@@ -1023,7 +1039,7 @@ cdef class HistogramBuilder:
                         sh[b] = 0.0
                 lo += BR
             return
-        if R > 1 and rows.shape[0] < SHORT_RUNS * n_runs:
+        if R > 1 and (rows.shape[0] < SHORT_RUNS * n_runs or not self.lanes):
             # short runs: one loop over the rows, each with its era
             fill_rows(blk.g, blk.h, blk.n, R, col, self.rs, rows,
                       &self.ordered_eras[0], grad, hess, 0, rows.shape[0],
@@ -1067,7 +1083,7 @@ cdef class HistogramBuilder:
         sums of :func:`fill_rows4`; a run shorter than a feature's bins
         column by column."""
         cdef int64_t R = rows_per_bin(self.n_eras)
-        cdef Py_ssize_t r, lo, hi
+        cdef Py_ssize_t r, lo, hi, end = 0
         cdef int k
         cdef int64_t e, cells
         cdef unsigned int nbmax = 0
@@ -1108,8 +1124,11 @@ cdef class HistogramBuilder:
             if clear:
                 cells = self.offsets[feats[k] + 1] - self.offsets[feats[k]]
                 memset(ch.blk[k].g, 0, cells * cell_bytes(const_h))
+        if run_era != NULL and r1 > r0:
+            end = run_stop[r1 - 1]
         if run_era == NULL:
             lo, hi, e = r0, r1, 0
+            end = r1
             r0, r1 = 0, 1
         elif short_runs:
             S = SLOT_BYTES // (max(ch.lane[nf] >> 2, 1) * cell_bytes(const_h))
@@ -1167,8 +1186,8 @@ cdef class HistogramBuilder:
                 else:
                     # four lanes for an era's run, one (rows in order)
                     # without eras
-                    rows_lanes(&ch, rows, grad, hess, lo, hi, e, R > 1,
-                               const_h, root)
+                    rows_lanes(&ch, rows, grad, hess, lo, hi, end, e,
+                               R > 1, const_h, root)
         free(ch.lg)
         free(ch.lh)
         free(ch.ln)
