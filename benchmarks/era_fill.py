@@ -6,7 +6,8 @@ keeps them), then times ``HistogramBuilder.compute_brute`` over the nodes the
 grower gives dense histograms (each into a buffer of its own, as the
 grower's), from the binned matrix stored by rows and by columns, one
 thread. Prints the best time of each layout over the repeats
-and checks that both give the same bytes at every node.
+and checks that both give the same bytes at every node (and says whether
+the builds of ``--against`` do).
 
 Compare two builds by running it with each on ``PYTHONPATH``, in turn::
 
@@ -14,9 +15,23 @@ Compare two builds by running it with each on ``PYTHONPATH``, in turn::
         --eras 1024
     python benchmarks/era_fill.py --kind float --rows 200000 --features 50 \\
         --eras 64 --layouts columns
+
+or, where single processes vary more than the difference (a shared
+machine), in one process: ``--against DIR`` loads the histogram module of
+another build (installed with ``pip install --target DIR .``) beside the
+imported one, and the builds fill the same nodes in turn, repeat after
+repeat; the median of the ratios of each repeat is printed::
+
+    pip install --no-build-isolation --target /tmp/before .   # at the old commit
+    python benchmarks/era_fill.py --eras 256 --layouts rows --repeats 20 \\
+        --against /tmp/before
 """
 
 import argparse
+import glob
+import importlib.machinery
+import importlib.util
+import os
 import sys
 import time
 
@@ -24,12 +39,30 @@ import numpy as np
 from scan_bounds import dense_nodes
 
 try:
-    from eraboost._engine._histogram import HistogramBuilder, histogram_layout
+    from eraboost._engine import _histogram
 except ImportError as exc:  # pragma: no cover - a broken install
     sys.exit(f"cannot import eraboost: {exc}")
 
 # the grower's threshold of dense histograms (grower.SPARSE_ROWS_PER_CELL)
 SPARSE_ROWS_PER_CELL = 0.25
+
+
+def load_histogram_module(directory, alias):
+    """The ``_histogram`` extension of the eraboost installed in
+    ``directory``, imported under the module name ``alias._histogram`` (its
+    init function is found by the last part of the name), so that it can
+    live beside the imported eraboost's."""
+    found = glob.glob(
+        os.path.join(directory, "eraboost", "_engine", "_histogram*.so")
+    ) + glob.glob(os.path.join(directory, "eraboost", "_engine", "_histogram*.pyd"))
+    if not found:
+        raise SystemExit(f"no eraboost histogram module under {directory}")
+    name = f"{alias}._histogram"
+    loader = importlib.machinery.ExtensionFileLoader(name, found[0])
+    spec = importlib.util.spec_from_file_location(name, found[0], loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
 def main(argv=None):
@@ -42,46 +75,80 @@ def main(argv=None):
     parser.add_argument("--leaves", type=int, default=31)
     parser.add_argument("--layouts", default="rows,columns")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--against",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another build's install folder, timed in turn in this process",
+    )
     args = parser.parse_args(argv)
     layouts = args.layouts.split(",")
+    builds = {"this build": _histogram}
+    for i, directory in enumerate(args.against):
+        builds[directory] = load_histogram_module(directory, f"_era_fill_build{i}")
 
     est, Xb, era, g, nodes = dense_nodes(
         args.kind, args.rows, args.features, args.eras, args.trees, args.leaves
     )
     block_bins = (est._bin_mapper.n_bins_ - 1).astype(np.uint32)  # no NaN
-    offsets = histogram_layout(block_bins, args.eras)
     h = np.ones(1, dtype=np.float32)
     features = np.arange(args.features, dtype=np.uint32)
     cells = float((block_bins * (args.eras + 1)).mean())
     work = [rows for rows in nodes if len(rows) >= SPARSE_ROWS_PER_CELL * cells]
-    times, hists = {}, {}
+    times, hists, ratios = {}, {}, {}
     for layout in layouts:
         X = np.ascontiguousarray(Xb) if layout == "rows" else np.asfortranarray(Xb)
-        builder = HistogramBuilder(X, block_bins, offsets, args.eras, era, g, h, 1)
-        # a buffer for each node, as the grower's: out of cache when filled
-        outs = [builder.empty() for _ in work]
-        best = np.inf
+        runs = {}
+        for name, module in builds.items():
+            offsets = module.histogram_layout(block_bins, args.eras)
+            builder = module.HistogramBuilder(
+                X, block_bins, offsets, args.eras, era, g, h, 1
+            )
+            # a buffer for each node, as the grower's: out of cache when filled
+            runs[name] = (builder, [builder.empty() for _ in work], [])
         for _ in range(args.repeats):
-            tic = time.perf_counter()
-            for rows, out in zip(work, outs):
-                builder.compute_brute(rows, out, features)
-            best = min(best, time.perf_counter() - tic)
-        times[layout] = best
-        hists[layout] = [out.tobytes() for out in outs]
-        del outs
-    same = all(hists[layout] == hists[layouts[0]] for layout in layouts)
+            for builder, outs, spent in runs.values():
+                tic = time.perf_counter()
+                for rows, out in zip(work, outs):
+                    builder.compute_brute(rows, out, features)
+                spent.append(time.perf_counter() - tic)
+        for name, (_, outs, spent) in runs.items():
+            times[layout, name] = min(spent)
+            hists[layout, name] = [out.tobytes() for out in outs]
+            ratios[layout, name] = float(
+                np.median(np.array(spent) / np.array(runs["this build"][2]))
+            )
+        del runs
+    first = hists[layouts[0], "this build"]
+    same = all(hists[layout, "this build"] == first for layout in layouts)
     n_rows = sum(len(rows) for rows in work)
     print(
         f"{len(work)} dense nodes of tree {args.trees + 1} ({n_rows:,} rows), "
         f"{args.kind}, {args.eras} eras"
     )
-    for layout in layouts:
-        ns = times[layout] / max(n_rows * args.features, 1) * 1e9
-        print(f"stored by {layout}: {times[layout] * 1e3:.1f} ms ({ns:.2f} ns a cell)")
+    for layout, name in times:
+        ns = times[layout, name] / max(n_rows * args.features, 1) * 1e9
+        line = (
+            f"stored by {layout}: {times[layout, name] * 1e3:.1f} ms "
+            f"({ns:.2f} ns a cell)"
+        )
+        if len(builds) > 1:
+            line = (
+                f"{name}, {line}; median over the repeats of its time over "
+                f"this build's: {ratios[layout, name]:.3f}"
+            )
+        print(line)
     print(f"same bytes: {same}")
+    for name in list(builds)[1:]:
+        alike = all(hists[layout, name] == first for layout in layouts)
+        # a build may change a sum's order on purpose: said, not an error
+        print(f"{name} gave the same bytes as this build: {alike}")
     if not same:
         raise SystemExit("the layouts gave different histograms")
-    return {"nodes": len(work), "times": times, "same": same}
+    if len(builds) == 1:
+        times = {layout: times[layout, "this build"] for layout in layouts}
+    return {"nodes": len(work), "times": times, "same": same, "ratios": ratios}
 
 
 if __name__ == "__main__":

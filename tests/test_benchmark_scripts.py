@@ -5,6 +5,7 @@ import contextlib
 import importlib
 import io
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -184,6 +185,30 @@ def test_era_fill_times_both_layouts(monkeypatch):
     assert got["same"] and got["nodes"] > 0
     assert set(got["times"]) == {"rows", "columns"}
     assert "same bytes: True" in out.getvalue()
+
+
+def test_era_fill_times_another_build_in_turn(monkeypatch):
+    """``--against DIR`` loads the histogram module of the eraboost
+    installed in DIR beside the imported one and times both in turn: here
+    the imported build itself, which gives the same bytes."""
+    era_fill = import_benchmark(monkeypatch, "era_fill")
+    import eraboost
+
+    install = os.path.dirname(os.path.dirname(eraboost.__file__))
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        args = "--rows 6000 --features 6 --eras 300 --trees 2 --repeats 2"
+        got = era_fill.main([*args.split(), "--layouts", "rows", "--against", install])
+    assert got["same"]
+    assert set(got["ratios"]) == {("rows", "this build"), ("rows", install)}
+    assert got["ratios"]["rows", "this build"] == 1.0
+    assert got["ratios"]["rows", install] > 0
+    assert f"{install} gave the same bytes as this build: True" in out.getvalue()
+
+
+def test_era_fill_refuses_a_folder_without_eraboost(monkeypatch, tmp_path):
+    era_fill = import_benchmark(monkeypatch, "era_fill")
+    with pytest.raises(SystemExit, match="no eraboost histogram module"):
+        era_fill.main(["--rows", "6000", "--against", str(tmp_path)])
 
 
 def test_leaf_values_times_both_ways(monkeypatch):
