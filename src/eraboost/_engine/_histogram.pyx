@@ -923,7 +923,7 @@ cdef class HistogramBuilder:
         cdef int t, u, k0, k1, k, f
         cdef int64_t R = rows_per_bin(self.n_eras)
         # short runs: 1, or 2 when each run is an era of its own
-        cdef int short_runs = n < SHORT_RUNS * n_runs or not self.lanes
+        cdef int short_runs = self._runs_are_short(n, n_runs)
         if short_runs and unique:
             short_runs = 2
         cdef const int64_t[::1] group = self._groups
@@ -947,6 +947,13 @@ cdef class HistogramBuilder:
                 f = features[k]
                 pool_eras(hist_block(&out[0], &self.offsets[0], f, const_h),
                           self.n_bins[f], R, const_h)
+
+    cdef inline bint _runs_are_short(self, Py_ssize_t n,
+                                     int n_runs) noexcept nogil:
+        """Whether a node's ``n`` rows in ``n_runs`` era runs go straight
+        to their cells (or slots) rather than to the lanes: one rule for
+        both layouts, so that their sums are the same."""
+        return n < SHORT_RUNS * n_runs or not self.lanes
 
     cdef bint _runs_unique(self, const int64_t[:, ::1] runs, int n_runs):
         """Whether no two of the runs are of the same era."""
@@ -1039,7 +1046,7 @@ cdef class HistogramBuilder:
                         sh[b] = 0.0
                 lo += BR
             return
-        if R > 1 and (rows.shape[0] < SHORT_RUNS * n_runs or not self.lanes):
+        if R > 1 and self._runs_are_short(rows.shape[0], n_runs):
             # short runs: one loop over the rows, each with its era
             fill_rows(blk.g, blk.h, blk.n, R, col, self.rs, rows,
                       &self.ordered_eras[0], grad, hess, 0, rows.shape[0],
