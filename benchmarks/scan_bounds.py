@@ -1,4 +1,5 @@
-"""Split finding alone, with and without the bounds of blocks of candidates.
+"""Split finding alone, with and without the bounds of blocks of candidates
+(or the scans by gain sums alone).
 
 Fits ``--trees`` trees under ``era`` on ``compare.py``'s data (the same
 generator), takes the next tree's nodes and their gradients at that point,
@@ -8,12 +9,20 @@ docs/criteria.md ("A bound over a block of candidates") off and on, in turn,
 and checks that both find the same split at every node. Prints the best
 time of each over the repeats, their ratio and the blocks skipped.
 
+``--compare gain-sums`` turns the scans by the candidates' gain sums alone
+(``Splitter.gain_sums``: ``era`` with alpha 0, features of up to 9 bins)
+off and on instead, the bounds on. ``--in-cache`` reads each node's
+histogram just before its scan, as the fits scan it right after building
+it, and times the scans alone.
+
 Usage::
 
     python benchmarks/scan_bounds.py --kind float --rows 30000 --features 10 \\
         --eras 20 --split-type era
     python benchmarks/scan_bounds.py --kind int5 --rows 200000 --features 50 \\
         --eras 256 --split-type directional
+    python benchmarks/scan_bounds.py --kind int5 --rows 200000 --features 50 \\
+        --eras 1024 --compare gain-sums --in-cache --repeats 15
 
 One thread (the scan's own threads are measured by the fits).
 """
@@ -73,7 +82,10 @@ def main(argv=None):
     parser.add_argument("--split-type", choices=["era", "directional"], default="era")
     parser.add_argument("--alpha", type=float, default=0.0)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--compare", choices=["bounds", "gain-sums"], default="bounds")
+    parser.add_argument("--in-cache", action="store_true")
     args = parser.parse_args(argv)
+    switch = "bound_blocks" if args.compare == "bounds" else "gain_sums"
 
     est, Xb, era, g, nodes = dense_nodes(
         args.kind, args.rows, args.features, args.eras, args.trees, args.leaves
@@ -113,18 +125,28 @@ def main(argv=None):
     splits = {}
     for _ in range(args.repeats):
         for bounded in (False, True):
-            splitter.bound_blocks = bounded
+            setattr(splitter, switch, bounded)
             skipped = splitter.blocks_skipped
+            summed = splitter.scans_by_gain_sums
+            spent, infos = 0.0, []
             tic = time.perf_counter()
-            infos = [
-                splitter.find_node_split(
-                    n, hist, G, H, -G / H, -np.inf, np.inf, features, sampled
+            for n, hist, G, H in work:
+                if args.in_cache:
+                    hist.max()  # read: in cache, as after its build
+                    tic = time.perf_counter()
+                infos.append(
+                    splitter.find_node_split(
+                        n, hist, G, H, -G / H, -np.inf, np.inf, features, sampled
+                    )
                 )
-                for n, hist, G, H in work
-            ]
-            best[bounded] = min(best[bounded], time.perf_counter() - tic)
+                if args.in_cache:
+                    spent += time.perf_counter() - tic
+            if not args.in_cache:
+                spent = time.perf_counter() - tic
+            best[bounded] = min(best[bounded], spent)
             if bounded:
                 skipped = splitter.blocks_skipped - skipped
+                summed = splitter.scans_by_gain_sums - summed
             splits[bounded] = [
                 (i.found, i.feature_idx, i.bin_idx, i.criterion) for i in infos
             ]
@@ -133,15 +155,19 @@ def main(argv=None):
         f"{len(work)} dense nodes of tree {args.trees + 1}, {args.split_type}, "
         f"{args.eras} eras"
     )
-    print(f"every candidate scored: {best[False] * 1e3:.2f} ms")
+    if args.compare == "bounds":
+        off, on = "every candidate scored", "blocks bounded"
+    else:
+        off, on = "candidate by candidate", "by gain sums"
+    print(f"{off}: {best[False] * 1e3:.2f} ms")
     print(
-        f"blocks bounded: {best[True] * 1e3:.2f} ms "
-        f"({best[True] / best[False]:.2f}x), {skipped} blocks skipped a pass"
+        f"{on}: {best[True] * 1e3:.2f} ms ({best[True] / best[False]:.2f}x), "
+        f"{skipped} blocks skipped a pass, {summed} scans by gain sums"
     )
     print(f"same splits: {same}")
     if not same:
-        raise SystemExit("the bounds changed a split")
-    return {"nodes": len(work), "skipped": skipped, "same": same}
+        raise SystemExit(f"{switch} changed a split")
+    return {"nodes": len(work), "skipped": skipped, "summed": summed, "same": same}
 
 
 if __name__ == "__main__":

@@ -175,6 +175,19 @@ def test_scan_bounds_finds_the_same_splits(monkeypatch):
         assert out["skipped"] > 0
 
 
+def test_scan_bounds_compares_the_scans_by_gain_sums(monkeypatch):
+    """``--compare gain-sums`` times the scans with and without the gain
+    sums alone (features of few bins under ``era``), each histogram read
+    just before its scan, and checks the splits are the same."""
+    scan_bounds = import_benchmark(monkeypatch, "scan_bounds")
+    with contextlib.redirect_stdout(io.StringIO()) as text:
+        args = "--kind int5 --rows 6000 --features 6 --eras 12 --trees 3 --repeats 1"
+        out = scan_bounds.main([*args.split(), "--compare", "gain-sums", "--in-cache"])
+    assert out["same"] and out["nodes"] > 0
+    assert out["summed"] > 0
+    assert "by gain sums:" in text.getvalue()
+
+
 def test_era_fill_times_both_layouts(monkeypatch):
     """benchmarks/era_fill.py times the per-era histograms of a tree's
     nodes from both layouts and checks they give the same bytes."""

@@ -10,6 +10,7 @@ from eraboost._engine._criteria import (
     block_bound,
     block_directions,
     boltzmann_operator,
+    era_gain_sums,
     era_split_score,
 )
 
@@ -408,6 +409,40 @@ def test_fused_era_terms_equal_the_formulas():
         d_e = np.where(split, np.sign(newton_(GL, HL, lam) - newton_(GR, HR, lam)), 0)
         np.testing.assert_allclose(gains, g_e[present], rtol=1e-12, atol=1e-9)
         assert dsum == int(d_e[present].sum())
+
+
+@pytest.mark.parametrize("n_eras", [1, 3, 4, 7, 8, 13, 64, 257])
+@pytest.mark.parametrize("scale", [1.0, 1e-6, 1e6])
+def test_gains_of_row_counts_are_the_general_form_bit_for_bit(n_eras, scale):
+    """With hessian sums that are the row counts and lam = 0, the scans use
+    the short form of the per-era gain (``eb_era_gain_of``): its gains and
+    their sum are the general form's, bit for bit (an unsplit era's gain
+    may be -0.0 in the one and 0.0 in the other), and match g_e of
+    docs/criteria.md written out with NumPy. Eras with an empty side, a
+    single row, or none."""
+    rng = np.random.default_rng(n_eras)
+    for _ in range(20):
+        tn = rng.integers(0, 9, size=n_eras).astype(np.float64)
+        qn = np.floor(rng.uniform(0, 1, size=n_eras) * (tn + 1))
+        tg = rng.normal(size=n_eras) * tn * scale
+        qg = np.where(qn > 0, rng.normal(size=n_eras) * qn * scale, 0.0)
+        tg = np.where(tn > qn, tg, qg)  # a full left side holds it all
+        general, gsum = era_gain_sums(qg, qn, qn, tg, tn, tn, 0.0)
+        short, ssum = era_gain_sums(qg, qn, qn, tg, tn, tn, 0.0, counts=True)
+        assert np.array_equal(short, general)
+        assert ssum == gsum
+        split = (qn > 0) & (tn > qn)
+        score_ = np.vectorize(score)
+        g_e = np.where(
+            split,
+            score_(qg, qn, 0.0) + score_(tg - qg, tn - qn, 0.0) - score_(tg, tn, 0.0),
+            0.0,
+        )
+        np.testing.assert_allclose(short, g_e, rtol=1e-12, atol=1e-12 * scale**2)
+    with pytest.raises(ValueError, match="counts"):
+        era_gain_sums(qg, qn, qn, tg, tn, tn, 0.5, counts=True)
+    with pytest.raises(ValueError, match="counts"):
+        era_gain_sums(qg, qn + 1.0, qn, tg, tn, tn, 0.0, counts=True)
 
 
 def block_of_candidates(rng, n_eras, n_bins, lam, const_h, scale=1.0):

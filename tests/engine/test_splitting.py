@@ -657,6 +657,9 @@ def test_blocks_skipped_by_their_bound_change_no_split(
         data=data,
         **options,
     )
+    # the features of few bins are bounded too (not scored by their gain
+    # sums alone, test_gain_sums_change_no_split)
+    case.splitter.gain_sums = False
     nodes = [case.rows]
     n_nodes = 0
     while nodes and n_nodes < 15:
@@ -673,3 +676,73 @@ def test_blocks_skipped_by_their_bound_change_no_split(
             nodes += [rows[left], rows[~left]]
     assert n_nodes >= 3
     assert case.splitter.blocks_skipped > 0
+
+
+@pytest.mark.parametrize("n_eras", [3, 8, 13, 29, 64])
+@pytest.mark.parametrize("const_h", [True, False])
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("bounded", [True, False])
+def test_gain_sums_change_no_split(n_eras, const_h, n_threads, bounded):
+    """Under ``era`` with alpha = 0 (the mean of the eras' gains) a scan of
+    at most 8 steps is scored by its candidates' gain sums alone, all at
+    once (``Splitter._score_gain_sums``): node by node, down three levels,
+    the split is the same, field for field and bit for bit (the criterion
+    is the same sum in the same order), as when every candidate's per-era
+    gains are computed one candidate at a time. Era counts that are not
+    multiples of 8 (or 4) leave eras to the scalar lanes; features of 9
+    bins and fewer, with and without missing values (the right-to-left
+    scan), take the path; those of 10 and 64 bins do not."""
+    data = {
+        "n_bins": (6, 4, 9, 10, 3, 64),
+        "missing": (False, True, True, False, True, True),
+        "const_h": const_h,
+        "rows_per_era": (5, 90),
+    }
+    case = Case(
+        7,
+        n_eras,
+        "era",
+        0.0,
+        lam=0.0 if const_h else 0.8,
+        n_threads=n_threads,
+        data=data,
+    )
+    case.splitter.bound_blocks = bounded
+    nodes = [case.rows]
+    n_nodes = 0
+    while nodes and n_nodes < 15:
+        rows = nodes.pop(0)
+        hist = case.hist(rows)
+        case.splitter.gain_sums = False
+        plain = case.split(rows, hist)
+        case.splitter.gain_sums = True
+        summed = case.split(rows, hist)
+        assert split_fields(summed) == split_fields(plain)
+        n_nodes += 1
+        if plain.found:
+            left = case.left_mask(rows, plain)
+            nodes += [rows[left], rows[~left]]
+    assert n_nodes >= 3
+    assert case.splitter.scans_by_gain_sums > 0
+
+
+@pytest.mark.parametrize(
+    "split_type, alpha, options",
+    [
+        ("era", -1.0, {}),
+        ("directional", 0.0, {}),
+        ("era", 0.0, {"irf_penalty": 0.3}),
+        ("era", 0.0, {"min_samples_leaf_per_era": 2}),
+    ],
+)
+def test_gain_sums_only_where_the_criterion_needs_nothing_else(
+    split_type, alpha, options
+):
+    """A criterion that needs more of a candidate than its eras' gain sum
+    (another alpha, the directions, a penalty, a per-era minimum) never
+    takes the path of the gain sums alone."""
+    data = {"n_bins": (6, 4, 9, 5), "missing": (False, True, False, True)}
+    case = Case(3, 12, split_type, alpha, data=data, **options)
+    info = case.split(case.rows, case.hist(case.rows))
+    assert info.found
+    assert case.splitter.scans_by_gain_sums == 0

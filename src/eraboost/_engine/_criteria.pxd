@@ -87,17 +87,39 @@ cdef extern from *:
        that eb_era_gains below runs on SIMD lanes; the same values as
        the per-era gain of docs/criteria.md (an unsplit era's gain may be
        -0.0). Always inlined: into each clone of eb_era_gains as well
-       (EB_ALWAYS_INLINE and EB_MULTIVERSION: _simd.h). */
+       (EB_ALWAYS_INLINE and EB_MULTIVERSION: _simd.h).
+
+       With `counts` (a constant where it is inlined) the caller vouches
+       that the hessian sums are the row counts (HL = nL, HR = nR: constant
+       hessians) and lam = 0: a side with rows then has a positive
+       denominator, so one mask, the split's, serves both sides. The same
+       value, bit for bit (where the era is split, a product by a mask of
+       1.0 and a sum with 0.0 change nothing; where it is not, the value is
+       a finite number times 0.0 in both), in about half the operations. */
+    static inline EB_ALWAYS_INLINE double eb_era_gain_of(
+        double GL, double HL, double nL, double GR, double HR, double nR,
+        double score_parent, double lam, int counts)
+    {
+        double dL = HL + lam, dR = HR + lam;
+        if (counts) {
+            double split = (double)(nL != 0.0) * (double)(nR != 0.0);
+            double dLs = dL + (1.0 - split), dRs = dR + (1.0 - split);
+            double num = GL * GL * dRs + GR * GR * dLs;
+            return (num / (dLs * dRs) - score_parent) * split;
+        } else {
+            double mL = (double)(dL != 0.0), mR = (double)(dR != 0.0);
+            double split = (double)(nL != 0.0) * (double)(nR != 0.0);
+            double dLs = dL + (1.0 - mL), dRs = dR + (1.0 - mR);
+            double num = GL * GL * mL * dRs + GR * GR * mR * dLs;
+            return (num / (dLs * dRs) - score_parent) * split;
+        }
+    }
+
     static inline EB_ALWAYS_INLINE double eb_era_gain(
         double GL, double HL, double nL, double GR, double HR, double nR,
         double score_parent, double lam)
     {
-        double dL = HL + lam, dR = HR + lam;
-        double mL = (double)(dL != 0.0), mR = (double)(dR != 0.0);
-        double split = (double)(nL != 0.0) * (double)(nR != 0.0);
-        double dLs = dL + (1.0 - mL), dRs = dR + (1.0 - mR);
-        double num = GL * GL * mL * dRs + GR * GR * mR * dLs;
-        return (num / (dLs * dRs) - score_parent) * split;
+        return eb_era_gain_of(GL, HL, nL, GR, HR, nR, score_parent, lam, 0);
     }
 
     /* The per-era gain and direction of one era from its left and right
@@ -118,19 +140,28 @@ cdef extern from *:
        (qg, qh, qn) and the eras' totals (tg, th, tn) and total scores (ts):
        the scanned side plays the left side. Writes gains[0 .. M-1] and their
        sum into *gsum (four interleaved partial sums: era i in lane i mod 4,
-       lanes combined as (l0 + l1) + (l2 + l3)). */
+       lanes combined as (l0 + l1) + (l2 + l3)). `counts`: the hessian sums
+       are the row counts and lam = 0 (eb_era_gain_of). */
     EB_MULTIVERSION
     static void eb_era_gains(const double *qg, const double *qh,
                              const double *qn, const double *tg,
                              const double *th, const double *tn,
                              const double *ts, double lam, int M,
-                             double *gains, double *gsum)
+                             int counts, double *gains, double *gsum)
     {
         int i;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        for (i = 0; i < M; i++)
-            gains[i] = eb_era_gain(qg[i], qh[i], qn[i], tg[i] - qg[i],
-                                   th[i] - qh[i], tn[i] - qn[i], ts[i], lam);
+        if (counts) {
+            for (i = 0; i < M; i++)
+                gains[i] = eb_era_gain_of(qg[i], qh[i], qn[i], tg[i] - qg[i],
+                                          th[i] - qh[i], tn[i] - qn[i], ts[i],
+                                          lam, 1);
+        } else {
+            for (i = 0; i < M; i++)
+                gains[i] = eb_era_gain(qg[i], qh[i], qn[i], tg[i] - qg[i],
+                                       th[i] - qh[i], tn[i] - qn[i], ts[i],
+                                       lam);
+        }
         for (i = 0; i + 4 <= M; i += 4) {
             s0 += gains[i]; s1 += gains[i + 1];
             s2 += gains[i + 2]; s3 += gains[i + 3];
@@ -354,7 +385,7 @@ cdef extern from *:
     void era_gains "eb_era_gains" (
         const double *qg, const double *qh, const double *qn, const double *tg,
         const double *th, const double *tn, const double *ts, double lam, int M,
-        double *gains, double *gsum) noexcept nogil
+        int counts, double *gains, double *gsum) noexcept nogil
     int era_directions "eb_era_directions" (
         const double *qg, const double *qh, const double *qn, const double *tg,
         const double *th, const double *tn, double lam, int M) noexcept nogil

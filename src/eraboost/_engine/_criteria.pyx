@@ -39,6 +39,43 @@ def era_split_score(GL, HL, nL, GR, HR, nR, double lam, double alpha):
     return np.asarray(gains), s, dsum
 
 
+def era_gain_sums(qg, qh, qn, tg, th, tn, double lam, bint counts=False):
+    """The per-era gains of one candidate and their sum, computed by the
+    engine's dense loop (``eb_era_gains``): the scanned side's sums (qg,
+    qh, qn) play the left side, the eras' totals (tg, th, tn) the node's.
+
+    With ``counts``, the form for hessian sums that are the row counts and
+    ``lam = 0`` (``eb_era_gain_of``), the one the scans use then: ``qh``
+    must equal ``qn``, ``th`` equal ``tn`` and ``lam`` be 0.
+
+    Returns
+    -------
+    gains : ndarray of shape (n_eras,)
+    total : float, their sum (era i in lane i mod 4)
+    """
+    arrays = [np.ascontiguousarray(a, dtype=np.float64)
+              for a in (qg, qh, qn, tg, th, tn)]
+    cdef int m = arrays[0].shape[0]
+    if any(a.shape != (m,) for a in arrays):
+        raise ValueError("arrays of one length expected, one value an era")
+    if counts and (lam != 0.0 or not np.array_equal(arrays[1], arrays[2])
+                   or not np.array_equal(arrays[4], arrays[5])):
+        raise ValueError("counts: the hessian sums must be the row counts "
+                         "(qh == qn, th == tn) and lam 0")
+    ts = np.array([score(g, h, lam) for g, h in zip(arrays[3], arrays[4])],
+                  dtype=np.float64)
+    cdef double[::1] a0 = arrays[0], a1 = arrays[1], a2 = arrays[2]
+    cdef double[::1] a3 = arrays[3], a4 = arrays[4], a5 = arrays[5]
+    cdef double[::1] s = np.ascontiguousarray(ts)
+    cdef double[::1] gains = np.zeros(max(m, 1))
+    cdef double total = 0.0
+    if m == 0:
+        return np.zeros(0), 0.0
+    era_gains(&a0[0], &a1[0], &a2[0], &a3[0], &a4[0], &a5[0], &s[0], lam, m,
+              counts, &gains[0], &total)
+    return np.asarray(gains), total
+
+
 def _block_arrays(dmin, dmax, n1, h1, n2, h2, tg, th, tn):
     arrays = [np.ascontiguousarray(a, dtype=np.float64)
               for a in (dmin, dmax, n1, h1, n2, h2, tg, th, tn)]

@@ -225,6 +225,139 @@ cdef extern from *:
                           qh, qn, kk, lam, dmin, dmax, n1, h1, e);
     }
 
+    /* The gains of era e's (scalar, any era) or of the eight eras from e
+       (SIMD) at one candidate, from the scanned side's sums x (the left
+       side) and the eras' totals, added to the candidate's four lanes acc:
+       era i in lane i mod 4, in the order of the eras. */
+    static inline EB_ALWAYS_INLINE void eb_add_gain(
+        double xg, double xh, double xn, const double *tg, const double *th,
+        const double *tn, const double *ts, double lam, int e, double *acc,
+        int counts)
+    {
+        acc[e & 3] += eb_era_gain_of(xg, xh, xn, tg[e] - xg, th[e] - xh,
+                                     tn[e] - xn, ts[e], lam, counts);
+    }
+
+    #if EB_VECTORS
+    static inline EB_ALWAYS_INLINE void eb_add_gains8(
+        const double *xg, const double *xh, const double *xn,
+        const double *tg, const double *th, const double *tn,
+        const double *ts, double lam, int e, double *acc, int counts)
+    {
+        double v[8];
+        int j;
+        for (j = 0; j < 8; j++)
+            v[j] = eb_era_gain_of(xg[j], xh[j], xn[j], tg[e + j] - xg[j],
+                                  th[e + j] - xh[j], tn[e + j] - xn[j],
+                                  ts[e + j], lam, counts);
+        eb_store4(acc, (eb_load4(acc) + eb_load4(v)) + eb_load4(v + 4));
+    }
+
+    /* The eight eras from e across the K candidates: their scanned-side
+       sums in SIMD registers, with the hessian cells (with_h) or without
+       (constant hessians: the counts). */
+    static inline EB_ALWAYS_INLINE void eb_gain_sums_eras8(
+        const double *g, const double *h, const uint32_t *n, int64_t R,
+        const unsigned int *seq, const int *steps, int K, const double *tg,
+        const double *th, const double *tn, const double *ts, double lam,
+        int e, double *EB_RESTRICT acc, int with_h, int counts)
+    {
+        const eb_v4d zero = {0.0, 0.0, 0.0, 0.0};
+        eb_v4d g0 = zero, g1 = zero, h0 = zero, h1 = zero, n0 = zero,
+               n1 = zero;
+        eb_v4i i0, i1;
+        double xg[8], xh[8], xn[8];
+        int k, s = 0;
+        int64_t c;
+        for (k = 0; k < K; k++) {
+            for (; s <= steps[k]; s++) {
+                c = (int64_t)seq[s] * R + e;
+                g0 += eb_load4(g + c);
+                g1 += eb_load4(g + c + 4);
+                __builtin_memcpy(&i0, n + c, sizeof i0);
+                __builtin_memcpy(&i1, n + c + 4, sizeof i1);
+                n0 += __builtin_convertvector(i0, eb_v4d);
+                n1 += __builtin_convertvector(i1, eb_v4d);
+                if (with_h) {
+                    h0 += eb_load4(h + c);
+                    h1 += eb_load4(h + c + 4);
+                }
+            }
+            eb_store4(xg, g0);
+            eb_store4(xg + 4, g1);
+            eb_store4(xn, n0);
+            eb_store4(xn + 4, n1);
+            eb_store4(xh, with_h ? h0 : n0);
+            eb_store4(xh + 4, with_h ? h1 : n1);
+            eb_add_gains8(xg, xh, xn, tg, th, tn, ts, lam, e, acc + 4 * k,
+                          counts);
+        }
+    }
+    #endif
+
+    /* Era e alone across the K candidates. */
+    static inline EB_ALWAYS_INLINE void eb_gain_sums_era(
+        const double *g, const double *h, const uint32_t *n, int64_t R,
+        const unsigned int *seq, const int *steps, int K, const double *tg,
+        const double *th, const double *tn, const double *ts, double lam,
+        int e, double *EB_RESTRICT acc, int counts)
+    {
+        double xg = 0.0, xh = 0.0, xn = 0.0;
+        int k, s = 0;
+        int64_t c;
+        for (k = 0; k < K; k++) {
+            for (; s <= steps[k]; s++) {
+                c = (int64_t)seq[s] * R + e;
+                xg += g[c];
+                xn += (double)(int32_t)n[c];
+                if (h != NULL) xh += h[c];
+            }
+            eb_add_gain(xg, h != NULL ? xh : xn, xn, tg, th, tn, ts, lam, e,
+                        acc + 4 * k, counts);
+        }
+    }
+
+    /* The sums over the E eras of the per-era gains (eb_era_gain) of K
+       candidates of one scan, candidate k's scanned side (playing the left
+       side) holding the bins seq[0] .. seq[steps[k]] (steps increasing):
+       eb_era_gains's sums bit for bit, with the scanned-side sums of
+       _gather (the cells added in scan order; a cell is never -0.0) and
+       era i summed in lane i mod 4, the lanes combined as
+       (l0 + l1) + (l2 + l3). Eight eras at a time across all the
+       candidates, their sums in registers: each cell is read once and no
+       per-era array is written. acc: 4 K doubles of work space. `counts`:
+       the hessian sums are the row counts (h is NULL) and lam = 0
+       (eb_era_gain_of). */
+    EB_MULTIVERSION
+    static void eb_era_gain_sums(
+        const double *g, const double *h, const uint32_t *n, int64_t R,
+        const unsigned int *seq, const int *steps, int K, const double *tg,
+        const double *th, const double *tn, const double *ts, double lam,
+        int E, int counts, double *EB_RESTRICT acc, double *EB_RESTRICT gsum)
+    {
+        int e = 0, k;
+        for (k = 0; k < 4 * K; k++) acc[k] = 0.0;
+    #if EB_VECTORS
+        for (; e + 8 <= E; e += 8) {
+            if (counts && h == NULL)
+                eb_gain_sums_eras8(g, h, n, R, seq, steps, K, tg, th, tn, ts,
+                                   lam, e, acc, 0, 1);
+            else if (h == NULL)
+                eb_gain_sums_eras8(g, h, n, R, seq, steps, K, tg, th, tn, ts,
+                                   lam, e, acc, 0, 0);
+            else
+                eb_gain_sums_eras8(g, h, n, R, seq, steps, K, tg, th, tn, ts,
+                                   lam, e, acc, 1, 0);
+        }
+    #endif
+        for (; e < E; e++)
+            eb_gain_sums_era(g, h, n, R, seq, steps, K, tg, th, tn, ts, lam,
+                             e, acc, counts);
+        for (k = 0; k < K; k++)
+            gsum[k] = (acc[4 * k] + acc[4 * k + 1])
+                      + (acc[4 * k + 2] + acc[4 * k + 3]);
+    }
+
     /* The best criterion found so far among a node's features, shared by
        the threads that scan them: read and raised atomically. Only a
        threshold below which blocks of candidates are skipped
@@ -262,6 +395,11 @@ cdef extern from *:
                                int E) noexcept nogil
     void add_counts "eb_add_counts" (double *q, const double *p,
                                      const uint32_t *b, int E) noexcept nogil
+    void era_gain_sums "eb_era_gain_sums" (
+        const double *g, const double *h, const uint32_t *n, int64_t R,
+        const unsigned int *seq, const int *steps, int K, const double *tg,
+        const double *th, const double *tn, const double *ts, double lam,
+        int E, int counts, double *acc, double *gsum) noexcept nogil
     double load_best "eb_load_best" (double *p) noexcept nogil
     void block_gather "eb_block_gather" (
         const double *g, const double *h, const uint32_t *n, int64_t R,
@@ -311,6 +449,16 @@ cdef double POOLED_PROGRESS_RTOL = 1e-9
 cdef enum:
     BOUND_BLOCK = 8
     BOUND_MAX_MISSES = 6
+# Scans of at most this many steps (features of up to 9 bins; one block of
+# BOUND_BLOCK candidates) are scored by their candidates' gain sums alone
+# where the criterion needs nothing else (Splitter._sums_only): all the
+# candidates' sums in one pass over the cells, eight eras at a time, with no
+# per-era array. Their cells are read
+# a few bins at a time; with more bins, the per-era arrays of the scan
+# candidate by candidate are faster (a feature of 33 bins, 256 eras:
+# 1.3x slower in one pass).
+cdef enum:
+    GAIN_SUMS_MAX_STEPS = 8
 cdef double BOUND_RTOL = 1e-10
 
 
@@ -439,6 +587,7 @@ cdef struct era_scratch_t:
     int bound_misses
     int bound_wait
     int64_t bound_skips  # blocks skipped by their bound
+    int64_t sums_scans   # scans scored by their gain sums (_score_gain_sums)
 
 
 cdef struct era_view_t:
@@ -459,6 +608,9 @@ cdef struct cat_info_t:
 
 cdef struct feature_scratch_t:
     pooled_t *cands      # (nb,) the candidates of a scan, in scan order
+    int *steps           # (nb,) their steps (era_gain_sums)
+    double *gsums        # (nb,) their eras' gain sums, and 4 nb doubles of
+    double *acc          # work space (era_gain_sums)
     era_scratch_t era
     cat_info_t *cats     # (nb,) categories in order
     unsigned int *seq    # (nb,) scan order
@@ -472,17 +624,21 @@ cdef bint scratch_alloc(feature_scratch_t *fs, unsigned int nb, int E,
     fs.cands = <pooled_t *> malloc(nb * sizeof(pooled_t))
     fs.cats = <cat_info_t *> malloc(nb * sizeof(cat_info_t))
     fs.seq = <unsigned int *> malloc(nb * sizeof(unsigned int))
+    fs.steps = <int *> malloc(nb * sizeof(int))
+    fs.gsums = <double *> malloc(5 * nb * sizeof(double))
     era_scratch.ok = <signed char *> malloc(2 * m + 1)
     era_scratch.pg = <double *> malloc((17 * m + 1) * sizeof(double))
     era_scratch.pos = <int32_t *> malloc((m + 1) * sizeof(int32_t))
     era_scratch.bound_misses = 0
     era_scratch.bound_wait = 0
     era_scratch.bound_skips = 0
+    era_scratch.sums_scans = 0
     if (fs.cands == NULL or fs.cats == NULL or fs.seq == NULL
-            or era_scratch.ok == NULL or era_scratch.pg == NULL
-            or era_scratch.pos == NULL):
+            or fs.steps == NULL or fs.gsums == NULL or era_scratch.ok == NULL
+            or era_scratch.pg == NULL or era_scratch.pos == NULL):
         scratch_free(fs)
         return False
+    fs.acc = fs.gsums + nb
     era_scratch.ph = era_scratch.pg + m
     era_scratch.pn = era_scratch.pg + 2 * m
     era_scratch.qg = era_scratch.pg + 3 * m
@@ -507,12 +663,17 @@ cdef void scratch_free(feature_scratch_t *fs) noexcept nogil:
     free(fs.cands)
     free(fs.cats)
     free(fs.seq)
+    free(fs.steps)
+    free(fs.gsums)
     free(fs.era.ok)
     free(fs.era.pg)
     free(fs.era.pos)
     fs.cands = NULL
     fs.cats = NULL
     fs.seq = NULL
+    fs.steps = NULL
+    fs.gsums = NULL
+    fs.acc = NULL
     fs.era.ok = NULL
     fs.era.dirs = NULL
     fs.era.pg = NULL
@@ -759,6 +920,10 @@ cdef class Splitter:
     # skip blocks of candidates by their bound (_bounded); off only to test
     # that the splits are the same without
     cdef public bint bound_blocks
+    # score the candidates of a scan by their eras' gain sums alone, all at
+    # once, where the criterion needs nothing else (_sums_only); off only to
+    # test that the splits are the same without
+    cdef public bint gain_sums
     # the nodes split on each feature so far: the scans under bounds take
     # the features that won most first (find_node_splits)
     cdef int64_t[::1] wins
@@ -830,6 +995,7 @@ cdef class Splitter:
         self.min_per_era = min_samples_leaf_per_era
         self.penalty_kind = penalty_kind
         self.bound_blocks = True
+        self.gain_sums = True
         self.wins = np.zeros(len(n_bins), dtype=np.int64)
         self.per_era = n_eras > 1 and bool(era_options_set(
             split_type, irf_penalty, min_samples_leaf_per_era))
@@ -847,6 +1013,16 @@ cdef class Splitter:
         cdef int64_t n = 0
         for t in range(self.n_scratch):
             n += self.scratch[t].era.bound_skips
+        return n
+
+    @property
+    def scans_by_gain_sums(self):
+        """The scans scored by their candidates' gain sums alone, all at
+        once (``_score_gain_sums``), since the splitter was made."""
+        cdef int t
+        cdef int64_t n = 0
+        for t in range(self.n_scratch):
+            n += self.scratch[t].era.sums_scans
         return n
 
     def find_node_split(self, unsigned int n_samples, histogram,
@@ -1473,6 +1649,14 @@ cdef class Splitter:
         if const_h:
             ph = pn
             qh = qn
+        if self._sums_only(s, node):
+            # one block of candidates: bounded as a whole, or scored by
+            # their gain sums
+            if bounded and self._try_bound(s, era_scratch, node, cands[0].step,
+                                           cands[K - 1].step, 0, pg, ph, pn,
+                                           qg, qh, qn, best):
+                return False
+            return self._score_gain_sums(s, fs, node, K, best)
         while k < K:
             if bounded and k == kb:
                 kb = min(k + BOUND_BLOCK, K)
@@ -1500,7 +1684,8 @@ cdef class Splitter:
                 era_sums.qh = qh
                 era_sums.qn = qn
                 era_gains(qg, qh, qn, node.tg, node.th, node.tn, node.ts,
-                          self.lam, E, era_scratch.gains, &era_sums.gsum)
+                          self.lam, E, self._counts(), era_scratch.gains,
+                          &era_sums.gsum)
                 if not s.scanned_is_left:
                     era_sums.dsum = -era_sums.dsum
                 if self._offer(s, &cands[k], node, &era_sums, era_scratch,
@@ -1510,6 +1695,54 @@ cdef class Splitter:
             swap_sums(&pg, &ph, &pn, &qg, &qh, &qn)
             k = k + 1
         return changed
+
+    cdef inline bint _sums_only(self, const scan_t *s,
+                                const node_sums_t *node) noexcept nogil:
+        """Whether the scan ``s`` is scored by its candidates' gain sums
+        alone (:meth:`_score_gain_sums`): under ``era`` with
+        ``boltzmann_alpha = 0`` (the criterion is the mean of the gains),
+        no invariance penalty, no per-era minimum, every era with rows
+        taking part (the sum over all eras is then theirs), and at most
+        GAIN_SUMS_MAX_STEPS steps."""
+        return (self.gain_sums and s.n_steps <= GAIN_SUMS_MAX_STEPS
+                and self.split_type == ERA and self.alpha == 0.0
+                and self.irf_penalty == 0.0 and self.min_per_era == 0
+                and node.n_out_split == 0)
+
+    cdef bint _score_gain_sums(self, const scan_t *s, feature_scratch_t *fs,
+                               const node_sums_t *node, int K,
+                               split_t *best) noexcept nogil:
+        """:meth:`_score_per_era` where the criterion is the eras' gain
+        sum over M (:meth:`_sums_only`): the sums of all K candidates in one
+        pass over the cells (``era_gain_sums``: the sums of ``era_gains``,
+        bit for bit, without a per-era array), then each candidate is
+        offered to the scorer in scan order. Such a scan is one block of
+        candidates (GAIN_SUMS_MAX_STEPS <= BOUND_BLOCK): :meth:`_score_per_era`
+        tries its bound first."""
+        cdef int k
+        cdef bint changed = False
+        cdef era_view_t era_sums
+        fs.era.sums_scans += 1
+        for k in range(K):
+            fs.steps[k] = fs.cands[k].step
+        era_gain_sums(s.blk.g, NULL if self.const_h else s.blk.h, s.blk.n,
+                      s.R, s.seq, fs.steps, K, node.tg, node.th, node.tn,
+                      node.ts, self.lam, node.E, self._counts(), fs.acc,
+                      fs.gsums)
+        era_sums.qg = NULL
+        era_sums.qh = NULL
+        era_sums.qn = NULL
+        era_sums.dsum = 0
+        for k in range(K):
+            era_sums.gsum = fs.gsums[k]
+            if self._offer(s, &fs.cands[k], node, &era_sums, &fs.era, best):
+                changed = True
+        return changed
+
+    cdef inline bint _counts(self) noexcept nogil:
+        """Whether the per-era gains may take the form of ``eb_era_gain_of``
+        for hessian sums that are the row counts, and lam = 0."""
+        return self.const_h and self.lam == 0.0
 
     cdef inline bint _bounded(self) noexcept nogil:
         """Whether the scans skip blocks of candidates by their bounds
