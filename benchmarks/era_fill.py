@@ -28,14 +28,11 @@ repeat; the median of the ratios of each repeat is printed::
 """
 
 import argparse
-import glob
-import importlib.machinery
-import importlib.util
-import os
 import sys
 import time
 
 import numpy as np
+from _builds import load_engine_module
 from scan_bounds import dense_nodes
 
 try:
@@ -45,24 +42,6 @@ except ImportError as exc:  # pragma: no cover - a broken install
 
 # the grower's threshold of dense histograms (grower.SPARSE_ROWS_PER_CELL)
 SPARSE_ROWS_PER_CELL = 0.25
-
-
-def load_histogram_module(directory, alias):
-    """The ``_histogram`` extension of the eraboost installed in
-    ``directory``, imported under the module name ``alias._histogram`` (its
-    init function is found by the last part of the name), so that it can
-    live beside the imported eraboost's."""
-    found = glob.glob(
-        os.path.join(directory, "eraboost", "_engine", "_histogram*.so")
-    ) + glob.glob(os.path.join(directory, "eraboost", "_engine", "_histogram*.pyd"))
-    if not found:
-        raise SystemExit(f"no eraboost histogram module under {directory}")
-    name = f"{alias}._histogram"
-    loader = importlib.machinery.ExtensionFileLoader(name, found[0])
-    spec = importlib.util.spec_from_file_location(name, found[0], loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def main(argv=None):
@@ -86,7 +65,9 @@ def main(argv=None):
     layouts = args.layouts.split(",")
     builds = {"this build": _histogram}
     for i, directory in enumerate(args.against):
-        builds[directory] = load_histogram_module(directory, f"_era_fill_build{i}")
+        builds[directory] = load_engine_module(
+            directory, "_histogram", f"_era_fill_build{i}"
+        )
 
     est, Xb, era, g, nodes = dense_nodes(
         args.kind, args.rows, args.features, args.eras, args.trees, args.leaves

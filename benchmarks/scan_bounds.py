@@ -9,6 +9,11 @@ docs/criteria.md ("A bound over a block of candidates") off and on, in turn,
 and checks that both find the same split at every node. Prints the best
 time of each over the repeats, their ratio and the blocks skipped.
 
+``--against DIR`` (repeatable) times this build's scans and those of the
+build installed in DIR (``pip install --target DIR .``), each with its
+defaults, in turn in this process, and prints the median of the ratios of
+each repeat and whether the builds find the same splits.
+
 ``--compare gain-sums`` turns the scans by the candidates' gain sums alone
 (``Splitter.gain_sums``: ``era`` with alpha 0, features of up to 9 bins)
 off and on instead, the bounds on. ``--in-cache`` reads each node's
@@ -23,6 +28,8 @@ Usage::
         --eras 256 --split-type directional
     python benchmarks/scan_bounds.py --kind int5 --rows 200000 --features 50 \\
         --eras 1024 --compare gain-sums --in-cache --repeats 15
+    python benchmarks/scan_bounds.py --kind int5 --rows 200000 --features 50 \\
+        --eras 256 --in-cache --repeats 20 --against /tmp/before
 
 One thread (the scan's own threads are measured by the fits).
 """
@@ -32,6 +39,7 @@ import sys
 import time
 
 import numpy as np
+from _builds import load_engine_module
 from _data import make_data
 
 try:
@@ -71,32 +79,10 @@ def dense_nodes(kind, rows, features, eras, trees, leaves):
     return est, Xb, era.astype(np.int32), g, nodes
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kind", choices=["int5", "float"], default="float")
-    parser.add_argument("--rows", type=int, default=30_000)
-    parser.add_argument("--features", type=int, default=10)
-    parser.add_argument("--eras", type=int, default=20)
-    parser.add_argument("--trees", type=int, default=10)
-    parser.add_argument("--leaves", type=int, default=31)
-    parser.add_argument("--split-type", choices=["era", "directional"], default="era")
-    parser.add_argument("--alpha", type=float, default=0.0)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--compare", choices=["bounds", "gain-sums"], default="bounds")
-    parser.add_argument("--in-cache", action="store_true")
-    args = parser.parse_args(argv)
-    switch = "bound_blocks" if args.compare == "bounds" else "gain_sums"
-
-    est, Xb, era, g, nodes = dense_nodes(
-        args.kind, args.rows, args.features, args.eras, args.trees, args.leaves
-    )
-    n_bins = est._bin_mapper.n_bins_
-    block_bins = (n_bins - 1).astype(np.uint32)  # no missing values
-    offsets = histogram_layout(block_bins, args.eras)
-    h = np.ones(1, dtype=np.float32)
-    builder = HistogramBuilder(Xb, block_bins, offsets, args.eras, era, g, h, 1)
+def make_splitter(splitter_class, n_bins, offsets, args):
+    """A splitter of ``args``'s criterion, one thread, no options."""
     p = args.features
-    splitter = Splitter(
+    return splitter_class(
         n_bins,
         offsets,
         args.eras,
@@ -110,6 +96,92 @@ def main(argv=None):
         True,
         1,
     )
+
+
+def scan_nodes(splitter, work, features, sampled, in_cache):
+    """The splits of the nodes of ``work`` and the seconds their scans
+    took (each histogram read just before its scan with ``in_cache``)."""
+    spent, infos = 0.0, []
+    tic = time.perf_counter()
+    for n, hist, G, H in work:
+        if in_cache:
+            hist.max()  # read: in cache, as after its build
+            tic = time.perf_counter()
+        infos.append(
+            splitter.find_node_split(
+                n, hist, G, H, -G / H, -np.inf, np.inf, features, sampled
+            )
+        )
+        if in_cache:
+            spent += time.perf_counter() - tic
+    if not in_cache:
+        spent = time.perf_counter() - tic
+    fields = [(i.found, i.feature_idx, i.bin_idx, i.criterion, i.gain) for i in infos]
+    return fields, spent
+
+
+def compare_builds(args, work, n_bins, offsets, features, sampled):
+    """``--against``: this build's splitter and each other build's (their
+    defaults) scan the same nodes in turn, repeat after repeat. Prints each
+    build's best time, the median of its per-repeat ratios to this build's
+    and whether it finds the same splits."""
+    splitters = {"this build": make_splitter(Splitter, n_bins, offsets, args)}
+    for i, directory in enumerate(args.against):
+        module = load_engine_module(directory, "_splitting", f"_scan_build{i}")
+        splitters[directory] = make_splitter(module.Splitter, n_bins, offsets, args)
+    spent = {name: [] for name in splitters}
+    splits = {}
+    for _ in range(args.repeats):
+        for name, splitter in splitters.items():
+            splits[name], seconds = scan_nodes(
+                splitter, work, features, sampled, args.in_cache
+            )
+            spent[name].append(seconds)
+    print(f"{len(work)} dense nodes, {args.split_type}, {args.eras} eras")
+    ratios, same = {}, {}
+    for name, times in spent.items():
+        ratios[name] = float(np.median(np.array(times) / np.array(spent["this build"])))
+        same[name] = splits[name] == splits["this build"]
+        print(
+            f"{name}: {min(times) * 1e3:.2f} ms, {ratios[name]:.2f}x this build's "
+            f"time (median of the repeats), same splits: {same[name]}"
+        )
+    return {"nodes": len(work), "ratios": ratios, "same": same}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kind", choices=["int5", "float"], default="float")
+    parser.add_argument("--rows", type=int, default=30_000)
+    parser.add_argument("--features", type=int, default=10)
+    parser.add_argument("--eras", type=int, default=20)
+    parser.add_argument("--trees", type=int, default=10)
+    parser.add_argument("--leaves", type=int, default=31)
+    parser.add_argument("--split-type", choices=["era", "directional"], default="era")
+    parser.add_argument("--alpha", type=float, default=0.0)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--compare", choices=["bounds", "gain-sums"], default="bounds")
+    parser.add_argument("--in-cache", action="store_true")
+    parser.add_argument(
+        "--against",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another build's install folder, timed in turn in this process",
+    )
+    args = parser.parse_args(argv)
+    switch = "bound_blocks" if args.compare == "bounds" else "gain_sums"
+
+    est, Xb, era, g, nodes = dense_nodes(
+        args.kind, args.rows, args.features, args.eras, args.trees, args.leaves
+    )
+    n_bins = est._bin_mapper.n_bins_
+    block_bins = (n_bins - 1).astype(np.uint32)  # no missing values
+    offsets = histogram_layout(block_bins, args.eras)
+    h = np.ones(1, dtype=np.float32)
+    builder = HistogramBuilder(Xb, block_bins, offsets, args.eras, era, g, h, 1)
+    p = args.features
+    splitter = make_splitter(Splitter, n_bins, offsets, args)
     features = np.arange(p, dtype=np.uint32)
     sampled = np.ones(p, dtype=np.uint8)
     # the nodes the grower gives dense histograms (the others are sparse)
@@ -121,6 +193,8 @@ def main(argv=None):
             builder.compute_brute(node_rows, hist, features)
             G = float(g[node_rows].astype(np.float64).sum())
             work.append((len(node_rows), hist, G, float(len(node_rows))))
+    if args.against:
+        return compare_builds(args, work, n_bins, offsets, features, sampled)
     best = {False: np.inf, True: np.inf}
     splits = {}
     for _ in range(args.repeats):
@@ -128,28 +202,13 @@ def main(argv=None):
             setattr(splitter, switch, bounded)
             skipped = splitter.blocks_skipped
             summed = splitter.scans_by_gain_sums
-            spent, infos = 0.0, []
-            tic = time.perf_counter()
-            for n, hist, G, H in work:
-                if args.in_cache:
-                    hist.max()  # read: in cache, as after its build
-                    tic = time.perf_counter()
-                infos.append(
-                    splitter.find_node_split(
-                        n, hist, G, H, -G / H, -np.inf, np.inf, features, sampled
-                    )
-                )
-                if args.in_cache:
-                    spent += time.perf_counter() - tic
-            if not args.in_cache:
-                spent = time.perf_counter() - tic
+            splits[bounded], spent = scan_nodes(
+                splitter, work, features, sampled, args.in_cache
+            )
             best[bounded] = min(best[bounded], spent)
             if bounded:
                 skipped = splitter.blocks_skipped - skipped
                 summed = splitter.scans_by_gain_sums - summed
-            splits[bounded] = [
-                (i.found, i.feature_idx, i.bin_idx, i.criterion) for i in infos
-            ]
     same = splits[False] == splits[True]
     print(
         f"{len(work)} dense nodes of tree {args.trees + 1}, {args.split_type}, "

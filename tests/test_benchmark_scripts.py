@@ -220,8 +220,28 @@ def test_era_fill_times_another_build_in_turn(monkeypatch):
 
 def test_era_fill_refuses_a_folder_without_eraboost(monkeypatch, tmp_path):
     era_fill = import_benchmark(monkeypatch, "era_fill")
-    with pytest.raises(SystemExit, match="no eraboost histogram module"):
+    with pytest.raises(SystemExit, match="no eraboost _histogram module"):
         era_fill.main(["--rows", "6000", "--against", str(tmp_path)])
+
+
+def test_scan_bounds_times_another_build_in_turn(monkeypatch, tmp_path):
+    """``scan_bounds.py --against DIR`` loads the splitting module of the
+    eraboost installed in DIR beside the imported one and times both scans
+    in turn: here the imported build itself, which finds the same splits;
+    a folder without eraboost is refused."""
+    scan_bounds = import_benchmark(monkeypatch, "scan_bounds")
+    import eraboost
+
+    install = os.path.dirname(os.path.dirname(eraboost.__file__))
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        args = "--kind int5 --rows 6000 --features 6 --eras 12 --trees 2 --repeats 2"
+        got = scan_bounds.main([*args.split(), "--in-cache", "--against", install])
+    assert got["nodes"] > 0
+    assert got["same"] == {"this build": True, install: True}
+    assert got["ratios"]["this build"] == 1.0 and got["ratios"][install] > 0
+    assert f"{install}: " in out.getvalue()
+    with pytest.raises(SystemExit, match="no eraboost _splitting module"):
+        scan_bounds.main(["--rows", "6000", "--against", str(tmp_path)])
 
 
 def test_leaf_values_times_both_ways(monkeypatch):
