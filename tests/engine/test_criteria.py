@@ -10,8 +10,8 @@ from eraboost._engine._criteria import (
     block_bound,
     block_directions,
     boltzmann_operator,
-    era_gain_sums,
     era_split_score,
+    per_era_gains,
 )
 
 ALPHAS = [-np.inf, -2.0, 0.0, 2.0, np.inf]
@@ -427,8 +427,8 @@ def test_gains_of_row_counts_are_the_general_form_bit_for_bit(n_eras, scale):
         tg = rng.normal(size=n_eras) * tn * scale
         qg = np.where(qn > 0, rng.normal(size=n_eras) * qn * scale, 0.0)
         tg = np.where(tn > qn, tg, qg)  # a full left side holds it all
-        general, gsum = era_gain_sums(qg, qn, qn, tg, tn, tn, 0.0)
-        short, ssum = era_gain_sums(qg, qn, qn, tg, tn, tn, 0.0, counts=True)
+        general, gsum = per_era_gains(qg, qn, qn, tg, tn, tn, 0.0)
+        short, ssum = per_era_gains(qg, qn, qn, tg, tn, tn, 0.0, counts=True)
         assert np.array_equal(short, general)
         assert ssum == gsum
         split = (qn > 0) & (tn > qn)
@@ -440,9 +440,9 @@ def test_gains_of_row_counts_are_the_general_form_bit_for_bit(n_eras, scale):
         )
         np.testing.assert_allclose(short, g_e, rtol=1e-12, atol=1e-12 * scale**2)
     with pytest.raises(ValueError, match="counts"):
-        era_gain_sums(qg, qn, qn, tg, tn, tn, 0.5, counts=True)
+        per_era_gains(qg, qn, qn, tg, tn, tn, 0.5, counts=True)
     with pytest.raises(ValueError, match="counts"):
-        era_gain_sums(qg, qn + 1.0, qn, tg, tn, tn, 0.0, counts=True)
+        per_era_gains(qg, qn + 1.0, qn, tg, tn, tn, 0.0, counts=True)
 
 
 def block_of_candidates(rng, n_eras, n_bins, lam, const_h, scale=1.0):

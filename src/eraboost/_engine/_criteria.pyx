@@ -39,7 +39,7 @@ def era_split_score(GL, HL, nL, GR, HR, nR, double lam, double alpha):
     return np.asarray(gains), s, dsum
 
 
-def era_gain_sums(qg, qh, qn, tg, th, tn, double lam, bint counts=False):
+def per_era_gains(qg, qh, qn, tg, th, tn, double lam, bint counts=False):
     """The per-era gains of one candidate and their sum, computed by the
     engine's dense loop (``eb_era_gains``): the scanned side's sums (qg,
     qh, qn) play the left side, the eras' totals (tg, th, tn) the node's.
