@@ -23,3 +23,14 @@ def load_engine_module(directory, module, alias):
     loaded = importlib.util.module_from_spec(spec)
     loader.exec_module(loaded)
     return loaded
+
+
+def add_against_option(parser):
+    """The scripts' ``--against DIR`` option (repeatable)."""
+    parser.add_argument(
+        "--against",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another build's install folder, timed in turn in this process",
+    )

@@ -32,7 +32,7 @@ import sys
 import time
 
 import numpy as np
-from _builds import load_engine_module
+from _builds import add_against_option, load_engine_module
 from scan_bounds import dense_nodes
 
 try:
@@ -54,13 +54,7 @@ def main(argv=None):
     parser.add_argument("--leaves", type=int, default=31)
     parser.add_argument("--layouts", default="rows,columns")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument(
-        "--against",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="another build's install folder, timed in turn in this process",
-    )
+    add_against_option(parser)
     args = parser.parse_args(argv)
     layouts = args.layouts.split(",")
     builds = {"this build": _histogram}

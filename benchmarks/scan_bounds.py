@@ -39,7 +39,7 @@ import sys
 import time
 
 import numpy as np
-from _builds import load_engine_module
+from _builds import add_against_option, load_engine_module
 from _data import make_data
 
 try:
@@ -162,13 +162,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--compare", choices=["bounds", "gain-sums"], default="bounds")
     parser.add_argument("--in-cache", action="store_true")
-    parser.add_argument(
-        "--against",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="another build's install folder, timed in turn in this process",
-    )
+    add_against_option(parser)
     args = parser.parse_args(argv)
     switch = "bound_blocks" if args.compare == "bounds" else "gain_sums"
 

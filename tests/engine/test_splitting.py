@@ -617,6 +617,27 @@ def split_fields(info):
     return fields
 
 
+def same_splits_either_way(case, switch):
+    """Node by node, breadth first from the root down to 15 nodes, the
+    split found with the splitter's ``switch`` off and on: the same, field
+    for field. The nodes compared."""
+    nodes = [case.rows]
+    n_nodes = 0
+    while nodes and n_nodes < 15:
+        rows = nodes.pop(0)
+        hist = case.hist(rows)
+        setattr(case.splitter, switch, False)
+        off = case.split(rows, hist)
+        setattr(case.splitter, switch, True)
+        on = case.split(rows, hist)
+        assert split_fields(on) == split_fields(off)
+        n_nodes += 1
+        if off.found:
+            left = case.left_mask(rows, off)
+            nodes += [rows[left], rows[~left]]
+    return n_nodes
+
+
 @pytest.mark.parametrize(
     "split_type, alpha",
     [
@@ -660,21 +681,7 @@ def test_blocks_skipped_by_their_bound_change_no_split(
     # the features of few bins are bounded too (not scored by their gain
     # sums alone, test_gain_sums_change_no_split)
     case.splitter.gain_sums = False
-    nodes = [case.rows]
-    n_nodes = 0
-    while nodes and n_nodes < 15:
-        rows = nodes.pop(0)
-        hist = case.hist(rows)
-        case.splitter.bound_blocks = False
-        plain = case.split(rows, hist)
-        case.splitter.bound_blocks = True
-        bounded = case.split(rows, hist)
-        assert split_fields(bounded) == split_fields(plain)
-        n_nodes += 1
-        if plain.found:
-            left = case.left_mask(rows, plain)
-            nodes += [rows[left], rows[~left]]
-    assert n_nodes >= 3
+    assert same_splits_either_way(case, "bound_blocks") >= 3
     assert case.splitter.blocks_skipped > 0
 
 
@@ -708,21 +715,7 @@ def test_gain_sums_change_no_split(n_eras, const_h, n_threads, bounded):
         data=data,
     )
     case.splitter.bound_blocks = bounded
-    nodes = [case.rows]
-    n_nodes = 0
-    while nodes and n_nodes < 15:
-        rows = nodes.pop(0)
-        hist = case.hist(rows)
-        case.splitter.gain_sums = False
-        plain = case.split(rows, hist)
-        case.splitter.gain_sums = True
-        summed = case.split(rows, hist)
-        assert split_fields(summed) == split_fields(plain)
-        n_nodes += 1
-        if plain.found:
-            left = case.left_mask(rows, plain)
-            nodes += [rows[left], rows[~left]]
-    assert n_nodes >= 3
+    assert same_splits_either_way(case, "gain_sums") >= 3
     assert case.splitter.scans_by_gain_sums > 0
 
 
