@@ -17,7 +17,14 @@ from reference import best_split
 
 from eraboost._engine._common import SPLIT_TYPES
 from eraboost._engine._histogram import HistogramBuilder, histogram_layout
-from eraboost._engine._splitting import PENALTY_KINDS, SplitNode, Splitter, copy_rows
+from eraboost._engine._splitting import (
+    PENALTY_KINDS,
+    SplitNode,
+    Splitter,
+    copy_rows,
+    split_indices,
+    split_indices_categorical,
+)
 
 ALPHAS = [-np.inf, -1.0, 0.0, 2.0, np.inf]
 
@@ -552,6 +559,44 @@ def test_copy_rows_copies_every_row_on_any_thread_count(n, n_threads):
     np.testing.assert_array_equal(dst, src)
     with pytest.raises(ValueError, match="rows"):
         copy_rows(np.empty(n + 1, dtype=np.uint32), src, n_threads)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 4095, 8192, 8193, 20011])
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_split_indices_is_a_stable_partition(n, n_threads, order):
+    """``split_indices`` and ``split_indices_categorical`` reorder a node's
+    rows in place, the left ones first, each side in its rows' order (the
+    rows stay grouped by era), on any thread count and either storage of
+    the binned matrix; they return the rows that go left. Thresholds that
+    send every row one way, or rows left at random, and the missing-value
+    bin on either side, against NumPy's stable partition."""
+    rng = np.random.default_rng(n + 10 * n_threads)
+    X = np.asarray(rng.integers(0, 256, size=(max(n, 1) + 50, 4)), dtype=np.uint8)
+    X = np.asarray(X, order=order)
+    # a node's rows: a subset, in increasing order, as the grower keeps them
+    rows = np.sort(rng.choice(X.shape[0], size=n, replace=False)).astype(np.uint32)
+    col = X[rows, 2]
+    for threshold, missing_left in [(0, False), (127, True), (254, False), (255, True)]:
+        work = rows.copy()
+        buffer = np.empty_like(rows)
+        n_left = split_indices(
+            X, 2, threshold, missing_left, 255, work, buffer, n_threads
+        )
+        left = (col <= threshold) | (missing_left & (col == 255))
+        assert n_left == left.sum()
+        np.testing.assert_array_equal(work, np.concatenate([rows[left], rows[~left]]))
+    categories = rng.choice(256, size=100, replace=False)
+    bitset = np.zeros(8, dtype=np.uint32)
+    for c in categories:
+        bitset[c // 32] |= np.uint32(1 << (c % 32))
+    work = rows.copy()
+    n_left = split_indices_categorical(
+        X, 2, bitset, work, np.empty_like(rows), n_threads
+    )
+    left = np.isin(col, categories)
+    assert n_left == left.sum()
+    np.testing.assert_array_equal(work, np.concatenate([rows[left], rows[~left]]))
 
 
 @pytest.mark.parametrize("sparse", [False, True])

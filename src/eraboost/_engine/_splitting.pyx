@@ -2221,7 +2221,7 @@ cdef Py_ssize_t _partition(const BIN_t[:] col, const uint8_t *goes_left,
     cdef Py_ssize_t chunk = (n + nt - 1) // nt if nt > 0 else n
     cdef Py_ssize_t *nleft = <Py_ssize_t *> calloc(nt + 1, sizeof(Py_ssize_t))
     cdef Py_ssize_t *nright = <Py_ssize_t *> calloc(nt + 1, sizeof(Py_ssize_t))
-    cdef Py_ssize_t i, lo, hi, nl, nr, pos_l, pos_r, total_left = 0
+    cdef Py_ssize_t i, lo, hi, nl, nr, gl, pos_l, pos_r, total_left = 0
     cdef uint32_t row
     cdef bint strided = col.strides[0] != 1
     if nleft == NULL or nright == NULL:
@@ -2244,12 +2244,13 @@ cdef Py_ssize_t _partition(const BIN_t[:] col, const uint8_t *goes_left,
                     # here is a few instructions of work, not a chunk of
                     # features)
                     prefetch(&col[sample_indices[i + 4 * PREFETCH_ROWS]])
-                if goes_left[col[row]]:
-                    buffer[lo + nl] = row
-                    nl = nl + 1
-                else:
-                    buffer[hi - 1 - nr] = row
-                    nr = nr + 1
+                # both ends written, one kept: no branch to mispredict
+                # (balanced splits send rows either way at random)
+                gl = goes_left[col[row]]
+                buffer[lo + nl] = row
+                buffer[hi - 1 - nr] = row
+                nl = nl + gl
+                nr = nr + (1 - gl)
             nleft[t] = nl
             nright[t] = nr
         for t in range(nt):
