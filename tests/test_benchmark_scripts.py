@@ -259,3 +259,27 @@ def test_leaf_values_times_both_ways(monkeypatch):
         (2, True),
     ]
     assert "ascending True" in out.getvalue()
+
+
+def test_partition_times_another_build_in_turn(monkeypatch, tmp_path):
+    """``partition.py --against DIR`` partitions every split's rows of a fit
+    with this build and with the build installed in DIR, in turn: here the
+    imported build itself, which gives the same rows; a folder without
+    eraboost is refused."""
+    partition = import_benchmark(monkeypatch, "partition")
+    import eraboost
+
+    install = os.path.dirname(os.path.dirname(eraboost.__file__))
+    for split_type, kind in [("era", "int5"), ("original", "float")]:
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            args = f"--kind {kind} --rows 20000 --features 4 --eras 8 --trees 2"
+            got = partition.main(
+                [*args.split(), "--split-type", split_type, "--against", install]
+            )
+        # 2 trees of 32 leaves: 31 splits each
+        assert got["splits"] == 62
+        assert got["same"] == {"this build": True, install: True}
+        assert got["ratios"]["this build"] == 1.0 and got["ratios"][install] > 0
+        assert f"{install}: " in out.getvalue()
+    with pytest.raises(SystemExit, match="no eraboost _splitting module"):
+        partition.main(["--rows", "6000", "--against", str(tmp_path)])
