@@ -24,3 +24,17 @@ def make_data(kind, n, p, n_eras):
         + rng.standard_normal(n)
     )
     return X, y, eras
+
+
+def add_data_options(
+    parser, kind="int5", rows=200_000, features=50, eras=256, trees=10, leaves=31
+):
+    """The options of the scripts that fit trees on this data and time a
+    part of the fit: ``--kind``, ``--rows``, ``--features``, ``--eras``,
+    ``--trees`` and ``--leaves``, with the script's defaults."""
+    parser.add_argument("--kind", choices=["int5", "float"], default=kind)
+    parser.add_argument("--rows", type=int, default=rows)
+    parser.add_argument("--features", type=int, default=features)
+    parser.add_argument("--eras", type=int, default=eras)
+    parser.add_argument("--trees", type=int, default=trees)
+    parser.add_argument("--leaves", type=int, default=leaves)

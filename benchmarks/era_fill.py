@@ -33,6 +33,7 @@ import time
 
 import numpy as np
 from _builds import add_against_option, load_engine_module
+from _data import add_data_options
 from scan_bounds import dense_nodes
 
 try:
@@ -46,12 +47,7 @@ SPARSE_ROWS_PER_CELL = 0.25
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kind", choices=["int5", "float"], default="int5")
-    parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--features", type=int, default=50)
-    parser.add_argument("--eras", type=int, default=256)
-    parser.add_argument("--trees", type=int, default=10)
-    parser.add_argument("--leaves", type=int, default=31)
+    add_data_options(parser)
     parser.add_argument("--layouts", default="rows,columns")
     parser.add_argument("--repeats", type=int, default=5)
     add_against_option(parser)

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 from _builds import add_against_option, load_engine_module
-from _data import make_data
+from _data import add_data_options, make_data
 
 try:
     from eraboost import HistGradientBoostingRegressor
@@ -35,12 +35,7 @@ except ImportError as exc:  # pragma: no cover - a broken install
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kind", choices=["int5", "float"], default="int5")
-    parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--features", type=int, default=50)
-    parser.add_argument("--eras", type=int, default=256)
-    parser.add_argument("--trees", type=int, default=50)
-    parser.add_argument("--leaves", type=int, default=32)
+    add_data_options(parser, trees=50, leaves=32)
     parser.add_argument(
         "--split-type", choices=["original", "era", "directional"], default="era"
     )

@@ -40,7 +40,7 @@ import time
 
 import numpy as np
 from _builds import add_against_option, load_engine_module
-from _data import make_data
+from _data import add_data_options, make_data
 
 try:
     from eraboost import HistGradientBoostingRegressor
@@ -151,12 +151,7 @@ def compare_builds(args, work, n_bins, offsets, features, sampled):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kind", choices=["int5", "float"], default="float")
-    parser.add_argument("--rows", type=int, default=30_000)
-    parser.add_argument("--features", type=int, default=10)
-    parser.add_argument("--eras", type=int, default=20)
-    parser.add_argument("--trees", type=int, default=10)
-    parser.add_argument("--leaves", type=int, default=31)
+    add_data_options(parser, kind="float", rows=30_000, features=10, eras=20)
     parser.add_argument("--split-type", choices=["era", "directional"], default="era")
     parser.add_argument("--alpha", type=float, default=0.0)
     parser.add_argument("--repeats", type=int, default=5)
