@@ -12,6 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from eraboost import HistGradientBoostingRegressor
 from eraboost._engine import _memory, binning
+from eraboost._engine._binning import int_value_counts
 from eraboost._engine.binning import BinMapper
 
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16]
@@ -68,6 +69,72 @@ def test_int_binning_equals_sklearn_weighted(dtype, max_bins):
         _BinMapper(n_bins=max_bins + 1, random_state=0), X.astype(np.float64), sw
     )
     assert_same_bins(ours, theirs, X)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("layout", ["C", "F", "view"])
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_value_counts_equal_bincount(dtype, layout, n_threads):
+    # 70 columns: three tasks of COUNT_COLUMNS columns, the last one short
+    info = np.iinfo(dtype)
+    rng = np.random.RandomState(0)
+    X = rng.randint(info.min, int(info.max) + 1, size=(3001, 70)).astype(dtype)
+    X[:, 5] = info.min
+    X[:, 6] = info.max
+    if layout == "F":
+        X = np.asfortranarray(X)
+    elif layout == "view":  # neither C nor F contiguous, rows reversed
+        X = np.asfortranarray(X)[::-2, ::3]
+    offset = -int(info.min)
+    subset = rng.randint(0, X.shape[0], size=1500)  # repeated rows count twice
+    for rows in (None, subset, np.zeros(0, dtype=np.int64)):
+        got = int_value_counts(X, rows, n_threads)
+        taken = X if rows is None else X[rows]
+        assert got.shape == (X.shape[1], 256)
+        for f in range(X.shape[1]):
+            want = np.bincount(taken[:, f].astype(np.int64) + offset, minlength=256)
+            np.testing.assert_array_equal(got[f], want)
+
+
+def test_value_counts_refuse_rows_out_of_range():
+    X = np.zeros((10, 3), dtype=np.uint8)
+    with pytest.raises(IndexError, match="rows outside"):
+        int_value_counts(X, np.array([0, 10]), 1)
+    with pytest.raises(IndexError, match="rows outside"):
+        int_value_counts(X, np.array([-1]), 1)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_byte_thresholds_past_max_bins_with_subsample(dtype, order, monkeypatch):
+    # column 0 holds each of the 256 values 20 times, so the subsample of
+    # 4,000 of its 5,120 rows has more distinct values than max_bins: that
+    # column of the subsample goes to the quantiles, as scikit-learn's does
+    info = np.iinfo(dtype)
+    rng = np.random.RandomState(3)
+    values = np.arange(int(info.min), int(info.max) + 1)
+    X = np.empty((5120, 3), dtype=dtype)
+    X[:, 0] = rng.permutation(np.tile(values, 20))
+    X[:, 1] = rng.randint(0, 5, size=5120)
+    X[:, 2] = rng.randint(int(info.min), int(info.min) + 100, size=5120)
+    X = np.asarray(X, order=order)
+    calls = []
+    quantiles = binning.find_binning_thresholds
+
+    def spy(col, *args):
+        calls.append(col.size)
+        return quantiles(col, *args)
+
+    monkeypatch.setattr(binning, "find_binning_thresholds", spy)
+    for max_bins in (16, 255):
+        calls.clear()
+        ours = BinMapper(max_bins=max_bins, subsample=4000, random_state=7).fit(X)
+        theirs = _BinMapper(n_bins=max_bins + 1, subsample=4000, random_state=7).fit(
+            X.astype(np.float64)
+        )
+        assert_same_bins(ours, theirs, X)
+        # column 0's subsample, and column 2's (100 values) past 16 bins
+        assert calls == [4000] * (1 if max_bins == 255 else 2)
 
 
 def test_every_integer_value_goes_to_sklearn_bin():

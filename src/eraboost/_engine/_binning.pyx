@@ -21,6 +21,15 @@ ctypedef fused small_int_t:
     int16_t
     uint16_t
 
+ctypedef fused byte_int_t:
+    int8_t
+    uint8_t
+
+# columns whose value counts one task keeps (int_value_counts): 32 x 256
+# int64 counters, 64 kB, stay in the second-level cache
+cdef enum:
+    COUNT_COLUMNS = 32
+
 
 # rows of a block: its values of every feature stay in cache while each
 # feature's thresholds are searched, and its bins are written contiguously
@@ -227,6 +236,72 @@ def int_column_range(const small_int_t[:, :] X, int n_threads):
             mn[f] = a
             mx[f] = b
     return mins, maxs
+
+
+def int_value_counts(const byte_int_t[:, :] X, rows, int n_threads):
+    """How many times each value occurs in each column of ``X``, over ``rows``.
+
+    Parameters
+    ----------
+    X : ndarray of int8 or uint8, any memory layout
+    rows : ndarray of int64 or None
+        The rows counted, in any order and possibly repeated (a subsample);
+        None for all of them.
+    n_threads : int
+
+    Returns
+    -------
+    counts : ndarray of int64, shape (n_features, 256)
+        ``counts[f, v + 128]`` for int8, ``counts[f, v]`` for uint8.
+
+    One pass over the rows, each row's bytes read together when ``X`` is
+    stored by rows: the thresholds of a C-ordered matrix need no column
+    copied out of it (a column of a C-ordered matrix is one cache line a
+    value). Tasks are blocks of ``COUNT_COLUMNS`` columns, each with its own
+    counters: the counts do not depend on the threads.
+    """
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
+    cdef Py_ssize_t rs = X.strides[0], cs = X.strides[1]
+    cdef Py_ssize_t m, i, r, j, j0, j1, blk
+    cdef Py_ssize_t n_blocks = (p + COUNT_COLUMNS - 1) // COUNT_COLUMNS
+    cdef const int64_t[::1] rr
+    cdef const int64_t *rp = NULL
+    cdef const char *base
+    cdef const char *row
+    cdef int off = 128 if byte_int_t is int8_t else 0
+    counts = np.zeros((p, 256), dtype=np.int64)
+    cdef int64_t[:, ::1] c = counts
+    if rows is not None:
+        rr = np.ascontiguousarray(rows, dtype=np.int64)
+        m = rr.shape[0]
+        if m:
+            rp = &rr[0]
+            if np.any(np.asarray(rr) < 0) or np.any(np.asarray(rr) >= n):
+                raise IndexError(f"rows outside 0 .. {n - 1}")
+    else:
+        m = n
+    if m == 0 or p == 0:
+        return counts
+    base = <const char *> &X[0, 0]
+    with nogil:
+        for blk in prange(n_blocks, schedule='dynamic', num_threads=n_threads):
+            j0 = blk * COUNT_COLUMNS
+            j1 = min(p, j0 + COUNT_COLUMNS)
+            if (rs if rs > 0 else -rs) < (cs if cs > 0 else -cs):
+                # stored by columns: a column at a time
+                for j in range(j0, j1):
+                    for i in range(m):
+                        r = rp[i] if rp != NULL else i
+                        c[j, <int>(<const byte_int_t *>(base + r * rs + j * cs))[0]
+                          + off] += 1
+            else:
+                for i in range(m):
+                    r = rp[i] if rp != NULL else i
+                    row = base + r * rs
+                    for j in range(j0, j1):
+                        c[j, <int>(<const byte_int_t *>(row + j * cs))[0]
+                          + off] += 1
+    return counts
 
 
 def columns_with_value(const BIN_t[:, :] X_binned,

@@ -39,6 +39,7 @@ from ._binning import (
     build_lookup,
     columns_with_value,
     int_column_range,
+    int_value_counts,
     map_int_to_bins,
     map_to_bins,
 )
@@ -147,19 +148,48 @@ def find_int_thresholds(col, max_bins, sample_weight=None, weighted=None):
         threshold lies in ``[lo, hi]``, so values below ``lo`` are in bin 0
         and values above ``hi`` in the last bin.
     """
-    full_col, full_sw = col, sample_weight
-    if sample_weight is not None:
-        col = col[sample_weight != 0]
-    if col.size == 0:
+    counted = col if sample_weight is None else col[sample_weight != 0]
+    if counted.size == 0:
         return np.zeros(0, dtype=np.float64), 0, -1
-    lo, hi = int(col.min()), int(col.max())
-    counts = np.bincount(col.astype(np.int32) - lo)
-    distinct = (np.flatnonzero(counts) + lo).astype(np.float64)
+    lo = int(counted.min())
+    counts = np.bincount(counted.astype(np.int32) - lo)
+    return int_thresholds_of_counts(
+        counts, -lo, max_bins, lambda: (col, sample_weight), weighted
+    )
+
+
+def int_thresholds_of_counts(counts, offset, max_bins, column, weighted=None):
+    """:func:`find_int_thresholds` from how often each value occurs.
+
+    Parameters
+    ----------
+    counts : ndarray of int
+        ``counts[v + offset]``: the rows of value ``v`` that count (those
+        of the subsample, or of nonzero weight).
+    offset : int
+    max_bins : int
+    column : callable
+        Returns ``(col, sample_weight)`` for :func:`find_binning_thresholds`,
+        called only when there are more than ``max_bins`` distinct values.
+    weighted : bool or None
+
+    Returns
+    -------
+    thresholds : ndarray of float64
+    lo, hi : int
+        As for :func:`find_int_thresholds`.
+    """
+    values = np.flatnonzero(counts) - offset
+    if values.size == 0:
+        return np.zeros(0, dtype=np.float64), 0, -1
+    lo, hi = int(values[0]), int(values[-1])
+    distinct = values.astype(np.float64)
     if distinct.size <= 1:
         return np.zeros(0, dtype=np.float64), lo, hi
     if distinct.size <= max_bins:
         return (distinct[:-1] + distinct[1:]) / 2.0, lo, hi
-    thresholds = find_binning_thresholds(full_col, max_bins, full_sw, weighted)
+    col, sample_weight = column()
+    thresholds = find_binning_thresholds(col, max_bins, sample_weight, weighted)
     return thresholds, lo, hi
 
 
@@ -252,26 +282,13 @@ class BinMapper:
                 subset = rng.choice(X.shape[0], self.subsample, replace=False)
             sample_weight = None
         self.is_integer_ = is_small_int(X)
-        find = (
-            find_int_thresholds
-            if self.is_integer_
-            else (
-                lambda col, mb, sw, w: (find_binning_thresholds(col, mb, sw, w), 0, -1)
-            )
-        )
         n_threads = self.n_threads or effective_n_threads()
-        found = []
-        with ThreadPoolExecutor(max_workers=n_threads) as pool:
-            for f0 in range(0, X.shape[1], _COLUMN_CHUNK):
-                block = X[:, f0 : f0 + _COLUMN_CHUNK]
-                if subset is not None:
-                    block = block.take(subset, axis=0)
-                found += pool.map(
-                    lambda j, block=block: find(
-                        block[:, j], self.max_bins, sample_weight, weighted
-                    ),
-                    range(block.shape[1]),
-                )
+        if self.is_integer_ and X.dtype.itemsize == 1:
+            found = self._byte_thresholds(X, subset, sample_weight, weighted, n_threads)
+        else:
+            found = self._column_thresholds(
+                X, subset, sample_weight, weighted, n_threads
+            )
         self.bin_thresholds_ = [
             np.ascontiguousarray(t, dtype=np.float64) for t, _, _ in found
         ]
@@ -295,6 +312,55 @@ class BinMapper:
                 self.bin_thresholds_, self._lo, self._hi
             )
         return self
+
+    def _byte_thresholds(self, X, subset, sample_weight, weighted, n_threads):
+        """Thresholds of 8-bit integer features from their value counts,
+        counted in one pass over the rows (``int_value_counts``): no column
+        is copied out of ``X``, whatever its memory layout."""
+        if subset is not None:
+            rows = np.sort(subset)
+        elif sample_weight is not None:
+            rows = np.flatnonzero(sample_weight != 0)
+        else:
+            rows = None
+        counts = int_value_counts(X, rows, n_threads)
+        offset = 128 if X.dtype == np.int8 else 0
+
+        def column(f):
+            if subset is not None:
+                return X[subset, f], None
+            return X[:, f], sample_weight
+
+        return [
+            int_thresholds_of_counts(
+                counts[f], offset, self.max_bins, lambda f=f: column(f), weighted
+            )
+            for f in range(X.shape[1])
+        ]
+
+    def _column_thresholds(self, X, subset, sample_weight, weighted, n_threads):
+        """Thresholds of float64 or 16-bit integer features, column by
+        column on ``n_threads`` threads."""
+        find = (
+            find_int_thresholds
+            if self.is_integer_
+            else (
+                lambda col, mb, sw, w: (find_binning_thresholds(col, mb, sw, w), 0, -1)
+            )
+        )
+        found = []
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            for f0 in range(0, X.shape[1], _COLUMN_CHUNK):
+                block = X[:, f0 : f0 + _COLUMN_CHUNK]
+                if subset is not None:
+                    block = block.take(subset, axis=0)
+                found += pool.map(
+                    lambda j, block=block: find(
+                        block[:, j], self.max_bins, sample_weight, weighted
+                    ),
+                    range(block.shape[1]),
+                )
+        return found
 
     def transform(self, X, by_rows=False):
         """Bins of ``X``, a uint8 matrix in Fortran order, or in C order
