@@ -730,6 +730,57 @@ def test_blocks_skipped_by_their_bound_change_no_split(
     assert case.splitter.blocks_skipped > 0
 
 
+@pytest.mark.parametrize(
+    "split_type, alpha, options",
+    [
+        ("era", 0.0, {}),
+        ("era", -1.0, {}),
+        ("era", -np.inf, {}),
+        ("directional", 0.0, {}),
+        ("directional", -np.inf, {}),
+        ("era", 0.0, {"irf_penalty": 0.3}),
+        ("era", -np.inf, {"irf_penalty": 0.3}),
+        ("directional", 0.0, {"irf_penalty": 0.3}),
+    ],
+)
+@pytest.mark.parametrize("const_h", [True, False])
+def test_sparse_candidates_screened_by_their_gain_sum_change_no_split(
+    split_type, alpha, const_h, options
+):
+    """The sparse scans screen their candidates by a running sum of the
+    eras' gains (``Splitter._sum_below``: the criterion cannot reach the
+    best so far, or, under ``directional``, this scan's best at as many
+    agreeing eras); node by node, down three levels, the split is the same,
+    field for field, as when every candidate is scored, and some were
+    screened out."""
+    data = {"n_bins": (6, 4, 9, 64, 200), "missing": (False, True, False, True, True)}
+    data.update(const_h=const_h, rows_per_era=(30, 120))
+    case = Case(
+        4,
+        12,
+        split_type,
+        alpha,
+        lam=0.0 if const_h else 0.8,
+        data=data,
+        sparse=True,
+        **options,
+    )
+    assert case.sparse
+    assert same_splits_either_way(case, "bound_blocks") >= 3
+    assert case.splitter.candidates_screened > 0
+
+
+@pytest.mark.parametrize("alpha", [2.0, np.inf])
+def test_no_screening_above_alpha_zero(alpha):
+    """Above ``boltzmann_alpha = 0`` the criterion may exceed the mean of
+    the gains: no sparse candidate is screened by it."""
+    data = {"n_bins": (6, 4, 9, 64, 200), "missing": (False, True, False, True, True)}
+    data.update(rows_per_era=(30, 120))
+    case = Case(4, 12, "era", alpha, data=data, sparse=True)
+    assert same_splits_either_way(case, "bound_blocks") >= 3
+    assert case.splitter.candidates_screened == 0
+
+
 @pytest.mark.parametrize("n_eras", [3, 8, 13, 29, 64])
 @pytest.mark.parametrize("const_h", [True, False])
 @pytest.mark.parametrize("n_threads", [1, 2])

@@ -392,6 +392,9 @@ cdef extern from *:
     double era_gain "eb_era_gain" (
         double GL, double HL, double nL, double GR, double HR, double nR,
         double score_parent, double lam) noexcept nogil
+    double era_gain_of "eb_era_gain_of" (
+        double GL, double HL, double nL, double GR, double HR, double nR,
+        double score_parent, double lam, int counts) noexcept nogil
     double era_block_bound "eb_era_block_bound" (
         const double *dmin, const double *dmax, const double *n1,
         const double *h1, const double *n2, const double *h2, const double *tg,

@@ -43,14 +43,14 @@ import numpy as np
 from ._common import SPLIT_TYPES
 from libc.stdlib cimport malloc, free, calloc, qsort
 from libc.string cimport memcpy
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, fabs
 
 from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t, G_t,
                        uint8_t, uint32_t, int32_t, int64_t, in_bitset,
                        set_bitset, ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE,
                        RATE_SPREAD, SCAN_ONE_THREAD_BELOW, ROWS_PER_THREAD,
                        lane_sum, rows_per_bin, prefetch, PREFETCH_ROWS)
-from ._criteria cimport (score, era_gain, era_gains, era_directions,
+from ._criteria cimport (score, era_gain, era_gain_of, era_gains, era_directions,
                          era_direction, era_block_bound,
                          era_block_directions, boltzmann,
                          value_variance, rate_spread)
@@ -460,6 +460,8 @@ cdef enum:
 cdef enum:
     GAIN_SUMS_MAX_STEPS = 8
 cdef double BOUND_RTOL = 1e-10
+# four unit roundoffs (2 ** -53 each): Splitter._sum_below
+cdef double SUM_RTOL = 4.0 * 1.1102230246251565e-16
 
 
 cdef struct score_t:
@@ -588,6 +590,7 @@ cdef struct era_scratch_t:
     int bound_wait
     int64_t bound_skips  # blocks skipped by their bound
     int64_t sums_scans   # scans scored by their gain sums (_score_gain_sums)
+    int64_t screened     # sparse candidates screened out (_sum_below)
 
 
 cdef struct era_view_t:
@@ -633,6 +636,7 @@ cdef bint scratch_alloc(feature_scratch_t *fs, unsigned int nb, int E,
     era_scratch.bound_wait = 0
     era_scratch.bound_skips = 0
     era_scratch.sums_scans = 0
+    era_scratch.screened = 0
     if (fs.cands == NULL or fs.cats == NULL or fs.seq == NULL
             or fs.steps == NULL or fs.gsums == NULL or era_scratch.ok == NULL
             or era_scratch.pg == NULL or era_scratch.pos == NULL):
@@ -1023,6 +1027,17 @@ cdef class Splitter:
         cdef int64_t n = 0
         for t in range(self.n_scratch):
             n += self.scratch[t].era.sums_scans
+        return n
+
+    @property
+    def candidates_screened(self):
+        """The candidates of sparse scans that the running sum of their
+        gains screened out (``_score_per_era_sparse``) since the splitter
+        was made."""
+        cdef int t
+        cdef int64_t n = 0
+        for t in range(self.n_scratch):
+            n += self.scratch[t].era.screened
         return n
 
     def find_node_split(self, unsigned int n_samples, histogram,
@@ -1885,21 +1900,36 @@ cdef class Splitter:
                                     const node_sums_t *node, int K,
                                     split_t *best) noexcept nogil:
         """:meth:`_score_per_era` from a sparse histogram: as each bin joins
-        the scanned side, its rows update their eras' sums,
-        gains and directions (the sum of the directions of the eras taking
-        part by the differences); then each candidate is scored as on the
-        dense path, its gain sum summed anew over the eras taking part
-        (``lane_sum``), so that a partition has the same sum from either
-        scan. The gains follow the cells, not ``E`` per candidate; the sum
-        rounds differently from the dense path's sum over all eras."""
+        the scanned side, its rows update their eras' sums, gains and
+        directions (the sum of the directions of the eras taking part by the
+        differences); then each candidate is scored as on the dense path,
+        its gain sum summed anew over the eras taking part (``lane_sum``),
+        so that a partition has the same sum from either scan. The gains
+        follow the rows, not ``E`` per candidate; the sum rounds differently
+        from the dense path's sum over all eras.
+
+        Under the bounds (:meth:`_bounded`) at ``boltzmann_alpha <= 0`` a
+        running sum of the gains of the eras taking part, updated by each
+        change of an era's gain, screens the candidates first (:meth:`_sum_below`): one
+        whose criterion cannot reach the best so far is not summed anew nor
+        scored. The split found is the same as when every candidate is
+        scored."""
         cdef era_scratch_t *era_scratch = &fs.era
         cdef const pooled_t *cands = fs.cands
         cdef int E = node.E, M = node.M, k, step = 0, e, d, dsum = 0, i
-        cdef bint const_h = self.const_h, changed = False, scored
+        cdef bint const_h = self.const_h, changed = False
         cdef bint directional = self.split_type == DIRECTIONAL
+        cdef bint screen = self._bounded() and self.alpha <= 0.0
+        # constant hessians and lam = 0: the gains' shorter form, the same
+        # values (eb_era_gain_of)
+        cdef bint counts = self._counts()
         cdef uint32_t j, end
         cdef unsigned int b
-        cdef double gain
+        cdef double gain, xg, xh, xn, delta
+        # the running sum of the present eras' gains, the sum of the sizes
+        # of its changes and their number (_sum_below)
+        cdef double run = 0.0, moved = 0.0
+        cdef int64_t updates = 0
         # the scanned side's per-era sums, the eras' gains (by era, and of
         # the eras taking part in their order) and directions
         cdef double *qg = era_scratch.qg
@@ -1909,6 +1939,15 @@ cdef class Splitter:
         cdef double *gc = era_scratch.gc
         cdef int32_t *pos = era_scratch.pos
         cdef signed char *dirs = era_scratch.dirs
+        cdef const double *tg = node.tg
+        cdef const double *th = node.th
+        cdef const double *tn = node.tn
+        cdef const double *ts = node.ts
+        cdef const signed char *is_present = node.is_present
+        cdef const int32_t *e_era = s.e_era
+        cdef const G_t *e_g = s.e_g
+        cdef const G_t *e_h = s.e_h
+        cdef double lam = self.lam
         cdef era_view_t era_sums
         for e in range(E):
             qg[e] = 0.0
@@ -1925,40 +1964,80 @@ cdef class Splitter:
                 b = s.seq[step]
                 end = s.start[b + 1]
                 for j in range(s.start[b], end):
-                    e = s.e_era[j]
-                    qg[e] += s.e_g[j]
-                    qn[e] += 1.0
-                    if not const_h:
-                        qh[e] += s.e_h[j]
+                    e = e_era[j]
+                    xg = qg[e] + e_g[j]
+                    xn = qn[e] + 1.0
+                    qg[e] = xg
+                    qn[e] = xn
+                    if const_h:
+                        xh = xn
+                    else:
+                        xh = qh[e] + e_h[j]
+                        qh[e] = xh
                     # the era's gain once its rows of the bin (consecutive)
                     # are in
-                    if node.is_present[e] and (j + 1 == end
-                                               or s.e_era[j + 1] != e):
-                        gain = era_gain(qg[e], qh[e], qn[e], node.tg[e] - qg[e],
-                                        node.th[e] - qh[e], node.tn[e] - qn[e],
-                                        node.ts[e], self.lam)
+                    if is_present[e] and (j + 1 == end or e_era[j + 1] != e):
+                        if counts:
+                            gain = era_gain_of(xg, xn, xn, tg[e] - xg,
+                                               tn[e] - xn, tn[e] - xn, ts[e],
+                                               0.0, 1)
+                        else:
+                            gain = era_gain(xg, xh, xn, tg[e] - xg, th[e] - xh,
+                                            tn[e] - xn, ts[e], lam)
+                        delta = gain - gains[e]
                         gains[e] = gain
                         gc[pos[e]] = gain
+                        run = run + delta
+                        moved = moved + fabs(delta)
                         if directional:
-                            d = era_direction(qg[e], qh[e], qn[e],
-                                              node.tg[e] - qg[e],
-                                              node.th[e] - qh[e],
-                                              node.tn[e] - qn[e], self.lam)
+                            d = era_direction(xg, xh, xn, tg[e] - xg,
+                                              th[e] - xh, tn[e] - xn, lam)
                             dsum += d - dirs[e]
                             dirs[e] = <signed char>d
+                updates += end - s.start[b]
                 step = step + 1
-            scored = (not directional
-                      or abs(dsum) >= self._direction_floor(node, best))
-            if scored:
-                era_sums.qg = qg
-                era_sums.qh = qh
-                era_sums.qn = qn
-                era_sums.gsum = lane_sum(gc, M)
-                era_sums.dsum = dsum if s.scanned_is_left else -dsum
-                if self._offer(s, &cands[k], node, &era_sums, era_scratch,
-                               best):
-                    changed = True
+            if directional:
+                if abs(dsum) < self._direction_floor(node, best):
+                    continue
+                # as many agreeing eras as this scan's best: it wins by its
+                # criterion only
+                if (screen and best.sc.found
+                        and abs(dsum) == best.sc.direction_count
+                        and self._sum_below(run, moved, updates, M,
+                                            best.sc.criterion)):
+                    era_scratch.screened += 1
+                    continue
+            elif screen and self._sum_below(run, moved, updates, M,
+                                            self._best_so_far(node, best)):
+                era_scratch.screened += 1
+                continue
+            era_sums.qg = qg
+            era_sums.qh = qh
+            era_sums.qn = qn
+            era_sums.gsum = lane_sum(gc, M)
+            era_sums.dsum = dsum if s.scanned_is_left else -dsum
+            if self._offer(s, &cands[k], node, &era_sums, era_scratch, best):
+                changed = True
         return changed
+
+    cdef inline bint _sum_below(self, double run, double moved,
+                                int64_t updates, int M,
+                                double thr) noexcept nogil:
+        """Whether a candidate's criterion is surely below ``thr``
+        (``boltzmann_alpha <= 0``: at most the mean of the gains of the M
+        eras taking part, less a penalty), from ``run``, their sum kept
+        by ``updates`` changes whose sizes add up to ``moved``
+        (:meth:`_score_per_era_sparse`). ``run`` differs from any sum of
+        the gains by at most about ``(updates + M) u moved`` (u, the unit
+        roundoff: each change and each addition rounds once, and every
+        partial sum and gain is at most ``moved``); the margin is four
+        times that, plus BOUND_RTOL of ``moved`` for the rounding of the
+        Boltzmann operator. False when ``thr`` is not above 0 (nothing to
+        beat yet, or no candidate could be eligible below it)."""
+        if not thr > 0.0:
+            return False
+        return ((run + (BOUND_RTOL + SUM_RTOL * <double>(updates + M + 1))
+                 * moved) / M < thr)
 
     cdef inline bint _offer(self, const scan_t *s, const pooled_t *p,
                             const node_sums_t *node,
