@@ -16,7 +16,11 @@ each repeat and whether the builds find the same splits.
 
 ``--compare gain-sums`` turns the scans by the candidates' gain sums alone
 (``Splitter.gain_sums``: ``era`` with alpha 0, features of up to 9 bins)
-off and on instead, the bounds on. ``--in-cache`` reads each node's
+off and on instead, the bounds on. ``--sparse`` takes the nodes the grower
+gives sparse histograms instead (from 40 rows up to a quarter of a
+feature's per-era cells) with those histograms: the bounds switch then
+turns the screening of their candidates by a running sum of the gains
+(``Splitter._sum_below``) off and on. ``--in-cache`` reads each node's
 histogram just before its scan, as the fits scan it right after building
 it, and times the scans alone.
 
@@ -30,6 +34,8 @@ Usage::
         --eras 1024 --compare gain-sums --in-cache --repeats 15
     python benchmarks/scan_bounds.py --kind int5 --rows 200000 --features 50 \\
         --eras 256 --in-cache --repeats 20 --against /tmp/before
+    python benchmarks/scan_bounds.py --kind float --rows 30000 --features 10 \\
+        --eras 20 --sparse --repeats 30 --against /tmp/before
 
 One thread (the scan's own threads are measured by the fits).
 """
@@ -45,7 +51,11 @@ from _data import add_data_options, make_data
 try:
     from eraboost import HistGradientBoostingRegressor
     from eraboost._engine._common import SPLIT_TYPES
-    from eraboost._engine._histogram import HistogramBuilder, histogram_layout
+    from eraboost._engine._histogram import (
+        HistogramBuilder,
+        SparseHistogram,
+        histogram_layout,
+    )
     from eraboost._engine._splitting import Splitter
 except ImportError as exc:  # pragma: no cover - a broken install
     sys.exit(f"cannot import eraboost: {exc}")
@@ -79,6 +89,12 @@ def dense_nodes(kind, rows, features, eras, trees, leaves):
     return est, Xb, era.astype(np.int32), g, nodes
 
 
+def skips(splitter, sparse):
+    """What the bounds saved so far: the candidates screened out of the
+    sparse scans, or the blocks skipped by the dense ones."""
+    return splitter.candidates_screened if sparse else splitter.blocks_skipped
+
+
 def make_splitter(splitter_class, n_bins, offsets, args):
     """A splitter of ``args``'s criterion, one thread, no options."""
     p = args.features
@@ -98,6 +114,34 @@ def make_splitter(splitter_class, n_bins, offsets, args):
     )
 
 
+def touch(hist):
+    """Read a node's histogram, dense (a buffer) or sparse (its arrays)."""
+    if isinstance(hist, SparseHistogram):
+        for array in (hist.start, hist.pooled_g, hist.pooled_n, hist.era, hist.g):
+            array.max()
+    else:
+        hist.max()
+
+
+def node_histograms(builder, nodes, g, features, cells, sparse):
+    """(rows, histogram, G, H) of the nodes the grower gives dense
+    histograms (at least a quarter of a feature's per-era cells), or with
+    ``sparse`` of those it gives sparse ones (from 40 rows)."""
+    work = []
+    for node_rows in nodes:
+        dense = len(node_rows) >= max(0.25 * cells, 40)
+        if sparse and len(node_rows) >= 40 and not dense:
+            hist = builder.compute_sparse(node_rows, features)
+        elif dense and not sparse:
+            hist = builder.empty()
+            builder.compute_brute(node_rows, hist, features)
+        else:
+            continue
+        G = float(g[node_rows].astype(np.float64).sum())
+        work.append((len(node_rows), hist, G, float(len(node_rows))))
+    return work
+
+
 def scan_nodes(splitter, work, features, sampled, in_cache):
     """The splits of the nodes of ``work`` and the seconds their scans
     took (each histogram read just before its scan with ``in_cache``)."""
@@ -105,7 +149,7 @@ def scan_nodes(splitter, work, features, sampled, in_cache):
     tic = time.perf_counter()
     for n, hist, G, H in work:
         if in_cache:
-            hist.max()  # read: in cache, as after its build
+            touch(hist)  # read: in cache, as after its build
             tic = time.perf_counter()
         infos.append(
             splitter.find_node_split(
@@ -137,7 +181,8 @@ def compare_builds(args, work, n_bins, offsets, features, sampled):
                 splitter, work, features, sampled, args.in_cache
             )
             spent[name].append(seconds)
-    print(f"{len(work)} dense nodes, {args.split_type}, {args.eras} eras")
+    kind = "sparse" if args.sparse else "dense"
+    print(f"{len(work)} {kind} nodes, {args.split_type}, {args.eras} eras")
     ratios, same = {}, {}
     for name, times in spent.items():
         ratios[name] = float(np.median(np.array(times) / np.array(spent["this build"])))
@@ -157,6 +202,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--compare", choices=["bounds", "gain-sums"], default="bounds")
     parser.add_argument("--in-cache", action="store_true")
+    parser.add_argument("--sparse", action="store_true")
     add_against_option(parser)
     args = parser.parse_args(argv)
     switch = "bound_blocks" if args.compare == "bounds" else "gain_sums"
@@ -173,15 +219,10 @@ def main(argv=None):
     splitter = make_splitter(Splitter, n_bins, offsets, args)
     features = np.arange(p, dtype=np.uint32)
     sampled = np.ones(p, dtype=np.uint8)
-    # the nodes the grower gives dense histograms (the others are sparse)
     cells = float((block_bins * (args.eras + 1)).mean())
-    work = []
-    for node_rows in nodes:
-        if len(node_rows) >= max(0.25 * cells, 40):
-            hist = builder.empty()
-            builder.compute_brute(node_rows, hist, features)
-            G = float(g[node_rows].astype(np.float64).sum())
-            work.append((len(node_rows), hist, G, float(len(node_rows))))
+    work = node_histograms(builder, nodes, g, features, cells, args.sparse)
+    if not work:
+        raise SystemExit("no node of this kind in that tree")
     if args.against:
         return compare_builds(args, work, n_bins, offsets, features, sampled)
     best = {False: np.inf, True: np.inf}
@@ -189,28 +230,31 @@ def main(argv=None):
     for _ in range(args.repeats):
         for bounded in (False, True):
             setattr(splitter, switch, bounded)
-            skipped = splitter.blocks_skipped
+            skipped = skips(splitter, args.sparse)
             summed = splitter.scans_by_gain_sums
             splits[bounded], spent = scan_nodes(
                 splitter, work, features, sampled, args.in_cache
             )
             best[bounded] = min(best[bounded], spent)
             if bounded:
-                skipped = splitter.blocks_skipped - skipped
+                skipped = skips(splitter, args.sparse) - skipped
                 summed = splitter.scans_by_gain_sums - summed
     same = splits[False] == splits[True]
     print(
-        f"{len(work)} dense nodes of tree {args.trees + 1}, {args.split_type}, "
-        f"{args.eras} eras"
+        f"{len(work)} {'sparse' if args.sparse else 'dense'} nodes of tree "
+        f"{args.trees + 1}, {args.split_type}, {args.eras} eras"
     )
-    if args.compare == "bounds":
-        off, on = "every candidate scored", "blocks bounded"
-    else:
+    if args.compare == "gain-sums":
         off, on = "candidate by candidate", "by gain sums"
+    elif args.sparse:
+        off, on = "every candidate scored", "candidates screened"
+    else:
+        off, on = "every candidate scored", "blocks bounded"
+    what = "candidates screened out" if args.sparse else "blocks skipped"
     print(f"{off}: {best[False] * 1e3:.2f} ms")
     print(
         f"{on}: {best[True] * 1e3:.2f} ms ({best[True] / best[False]:.2f}x), "
-        f"{skipped} blocks skipped a pass, {summed} scans by gain sums"
+        f"{skipped} {what} a pass, {summed} scans by gain sums"
     )
     print(f"same splits: {same}")
     if not same:
