@@ -17,6 +17,12 @@ Usage::
     python benchmarks/era_phases.py --kind float \\
         --rows 200000 --features 50 --trees 50 --leaves 32 --eras 64
 
+``--per-call`` also times each histogram build and each call of split
+finding of the fits, by kind: dense or sparse builds, and the nodes scanned
+together (``D`` dense, ``S`` sparse, ``+sub`` when the larger child's
+histogram is its parent's less the smaller child's), with their calls,
+microseconds a call and rows a call.
+
 One process, one fit each: read the phase shares, not small differences in
 seconds (``compare.py`` gives the fit-time ratios, in fresh processes).
 """
@@ -33,6 +39,8 @@ from _data import make_data
 
 try:
     from eraboost import HistGradientBoostingRegressor
+    from eraboost._engine._histogram import SparseHistogram
+    from eraboost._engine.grower import TreeGrower
 except ImportError as exc:  # pragma: no cover - a broken install
     sys.exit(f"cannot import eraboost: {exc}")
 
@@ -56,6 +64,53 @@ def histogrammed_rows(estimator):
             right = nodes["count"][split["right"]].astype(np.int64)
             total += int(np.minimum(left, right).sum())
     return total
+
+
+@contextlib.contextmanager
+def per_call(stats):
+    """Time the growers' histogram builds and split-finding calls into
+    ``stats`` (kind -> [calls, seconds, rows]) while in the block."""
+    build, scan = TreeGrower._build, TreeGrower._compute_best_splits_and_push
+
+    def add(kind, seconds, rows):
+        entry = stats.setdefault(kind, [0, 0.0, 0])
+        entry[0] += 1
+        entry[1] += seconds
+        entry[2] += rows
+
+    def timed_build(self, node, root=False, dense=False):
+        tic = time.perf_counter()
+        hist = build(self, node, root, dense)
+        sparse = isinstance(hist, SparseHistogram)
+        add(
+            f"build {'sparse' if sparse else 'dense'}",
+            time.perf_counter() - tic,
+            node.n_samples,
+        )
+        return hist
+
+    def timed_scan(self, nodes, subtract=None):
+        kind = "".join(
+            sorted(
+                "S" if isinstance(n.histograms, SparseHistogram) else "D" for n in nodes
+            )
+        )
+        tic = time.perf_counter()
+        out = scan(self, nodes, subtract)
+        add(
+            f"scan {kind}{'+sub' if subtract else ''}",
+            time.perf_counter() - tic,
+            sum(n.n_samples for n in nodes),
+        )
+        return out
+
+    TreeGrower._build = timed_build
+    TreeGrower._compute_best_splits_and_push = timed_scan
+    try:
+        yield stats
+    finally:
+        TreeGrower._build = build
+        TreeGrower._compute_best_splits_and_push = scan
 
 
 def cell_occupancy(estimator, X, eras, n_trees):
@@ -106,7 +161,14 @@ def main(argv=None):
         help="also print, for the era fit, how many of the smaller children's "
         "per-era cells hold rows over its first TREES trees (no missing values)",
     )
+    ap.add_argument(
+        "--per-call",
+        action="store_true",
+        help="also print each fit's histogram builds and split-finding calls "
+        "by kind: calls, microseconds a call, rows a call",
+    )
     args = ap.parse_args(argv)
+    calls = []
 
     print(
         "| eras | split_type | fit (s) | histograms (s) | split finding (s) | "
@@ -128,10 +190,17 @@ def main(argv=None):
                 verbose=1,
             )
             out = io.StringIO()
+            stats = {}
+            timing = per_call(stats) if args.per_call else contextlib.nullcontext()
             tic = time.perf_counter()
-            with contextlib.redirect_stdout(out):
+            with contextlib.redirect_stdout(out), timing:
                 est.fit(X, y, eras=eras)
             fit_s = time.perf_counter() - tic
+            for kind, (n, seconds, n_rows) in sorted(stats.items()):
+                calls.append(
+                    f"| {n_eras:,} | {split_type} | {kind} | {n:,} | {seconds:.2f} "
+                    f"| {1e6 * seconds / n:.0f} | {n_rows / n:,.0f} |"
+                )
             text = out.getvalue()
             t = {k: float(re.search(rx, text).group(1)) for k, rx in PHASES.items()}
             rows = histogrammed_rows(est)
@@ -157,6 +226,12 @@ def main(argv=None):
                 )
     for line in cells:
         print(line)
+    if calls:
+        print()
+        print("| eras | split_type | kind | calls | s | us / call | rows / call |")
+        print("|---:|---|---|---:|---:|---:|---:|")
+        for line in calls:
+            print(line)
 
 
 if __name__ == "__main__":
