@@ -170,7 +170,9 @@ def test_scan_bounds_finds_the_same_splits(monkeypatch):
     for split_type in ("era", "directional"):
         with contextlib.redirect_stdout(io.StringIO()):
             args = "--rows 6000 --features 6 --eras 8 --trees 3 --repeats 1"
-            out = scan_bounds.main([*args.split(), "--split-type", split_type])
+            out = scan_bounds.main(
+                [*args.split(), "--sparse", "--split-type", split_type]
+            )
         assert out["same"] and out["nodes"] > 0
         assert out["skipped"] > 0
 
@@ -186,6 +188,48 @@ def test_scan_bounds_compares_the_scans_by_gain_sums(monkeypatch):
     assert out["same"] and out["nodes"] > 0
     assert out["summed"] > 0
     assert "by gain sums:" in text.getvalue()
+
+
+def test_scan_bounds_times_the_sparse_nodes(monkeypatch):
+    """``--sparse`` times the scans of the tree's sparse nodes with and
+    without the screening of their candidates, checks the splits are the
+    same, and counts the candidates screened out."""
+    scan_bounds = import_benchmark(monkeypatch, "scan_bounds")
+    for split_type in ("era", "directional"):
+        with contextlib.redirect_stdout(io.StringIO()) as text:
+            args = (
+                "--kind float --rows 6000 --features 6 --eras 20 --trees 3 --repeats 1"
+            )
+            out = scan_bounds.main(
+                [*args.split(), "--sparse", "--split-type", split_type]
+            )
+        assert out["same"] and out["nodes"] > 0
+        assert "sparse nodes" in text.getvalue()
+        if split_type == "era":
+            assert out["skipped"] > 0
+
+
+def test_era_phases_per_call(era_phases):
+    """``--per-call`` adds a table of the builds and split-finding calls by
+    kind: the dense builds of every criterion, the sparse ones of the era
+    criteria only, and as many builds as rows histogrammed say."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        args = "--kind float --rows 3000 --features 4 --trees 3 --leaves 8 --eras 20"
+        era_phases.main([*args.split(), "--per-call"])
+    rows = [
+        [c.strip() for c in line.split("|")[1:-1]]
+        for line in out.getvalue().splitlines()
+        if line.startswith("| 20 |") and len(line.split("|")) == 9
+    ]
+    kinds = {(r[1], r[2]) for r in rows}
+    assert {(t, "build dense") for t in ("original", "era", "directional")} <= kinds
+    assert ("original", "build sparse") not in kinds
+    assert ("era", "build sparse") in kinds
+    for r in rows:
+        calls, seconds, per_call = int(r[3].replace(",", "")), float(r[4]), float(r[5])
+        assert calls > 0 and per_call > 0
+        assert per_call * calls == pytest.approx(seconds * 1e6, rel=0.02, abs=6e3)
 
 
 def test_era_fill_times_both_layouts(monkeypatch):
