@@ -50,7 +50,7 @@ from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t, G
                        set_bitset, ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE,
                        RATE_SPREAD, SCAN_ONE_THREAD_BELOW, ROWS_PER_THREAD,
                        lane_sum, rows_per_bin, prefetch, PREFETCH_ROWS)
-from ._criteria cimport (score, era_gain, era_gain_of, era_gains, era_directions,
+from ._criteria cimport (score, era_gain_of, era_gains, era_directions,
                          era_direction, era_block_bound,
                          era_block_directions, boltzmann,
                          value_variance, rate_spread)
@@ -1910,10 +1910,10 @@ cdef class Splitter:
 
         Under the bounds (:meth:`_bounded`) at ``boltzmann_alpha <= 0`` a
         running sum of the gains of the eras taking part, updated by each
-        change of an era's gain, screens the candidates first (:meth:`_sum_below`): one
-        whose criterion cannot reach the best so far is not summed anew nor
-        scored. The split found is the same as when every candidate is
-        scored."""
+        change of an era's gain, screens the candidates first
+        (:meth:`_sum_below`): one whose criterion cannot reach the best so
+        far is not summed anew nor scored. The split found is the same as
+        when every candidate is scored."""
         cdef era_scratch_t *era_scratch = &fs.era
         cdef const pooled_t *cands = fs.cands
         cdef int E = node.E, M = node.M, k, step = 0, e, d, dsum = 0, i
@@ -1977,13 +1977,9 @@ cdef class Splitter:
                     # the era's gain once its rows of the bin (consecutive)
                     # are in
                     if is_present[e] and (j + 1 == end or e_era[j + 1] != e):
-                        if counts:
-                            gain = era_gain_of(xg, xn, xn, tg[e] - xg,
-                                               tn[e] - xn, tn[e] - xn, ts[e],
-                                               0.0, 1)
-                        else:
-                            gain = era_gain(xg, xh, xn, tg[e] - xg, th[e] - xh,
-                                            tn[e] - xn, ts[e], lam)
+                        gain = era_gain_of(xg, xh, xn, tg[e] - xg,
+                                           th[e] - xh, tn[e] - xn, ts[e], lam,
+                                           counts)
                         delta = gain - gains[e]
                         gains[e] = gain
                         gc[pos[e]] = gain
