@@ -22,6 +22,13 @@ Usage::
     # the same fits under OMP_WAIT_POLICY=passive (labelled so in the table)
     python benchmarks/compare.py --cases float --wait-policy passive
 
+    # Numerai at full scale (issue 30's target 3; 16 cores, 128 GB):
+    # every fit once, then era twice more, the data drawn once
+    python benchmarks/compare.py --cases numerai-full --repeats 1 \
+        --data-cache /tmp/eb-data --phases
+    python benchmarks/compare.py --cases numerai-full --repeats 3 \
+        --only '^eraboost era$' --data-cache /tmp/eb-data --phases
+
     # quick smoke run, one case, one repeat
     python benchmarks/compare.py --quick --cases peer --repeats 1
 
@@ -47,6 +54,11 @@ Cases (``--cases``, comma-separated; default all but ``numerai``):
   values 0..4, 570 eras, 100 trees of 31 leaves (eraboost only).
 * ``growth``: 200,000 x 100 int8 rows, one factor varied at a time (rows,
   features, eras, leaves) for eraboost ``era``: how time and memory grow.
+* ``numerai-full``: Numerai at full scale (issue 30), 2,700,000 x 2,376
+  int8 features with values 0..4 stored by columns (as a pandas frame
+  gives them), 570 eras, the example model's parameters for 100 trees
+  (learning rate 0.01, depth 5, 32 leaves, ``colsample_bytree=0.1``),
+  against LightGBM. 6.4 GB of data: use ``--data-cache``.
 * ``numerai-example``: Numerai's example model scaled to this machine,
   500,000 x 300 int8 features with values 0..4, 200 eras, 500 trees,
   learning rate 0.01, depth 5, 32 leaves, ``colsample_bytree=0.1``, against
@@ -88,7 +100,8 @@ def rss_now_mb():
 sys.path.insert(0, sys.argv[2])  # benchmarks/, for _data
 from _data import make_data
 n_eras = spec["n_eras"]
-X, y, eras = make_data(spec["kind"], spec["n"], spec["p"], n_eras)
+X, y, eras = make_data(spec["kind"], spec["n"], spec["p"], n_eras,
+                       order=spec.get("order", "C"), cache=spec.get("data_cache"))
 lib, extra = spec["lib"], spec["extra"]
 lr, depth = spec.get("lr", 0.1), spec.get("max_depth")
 colsample = spec.get("colsample", 1.0)
@@ -122,7 +135,8 @@ elif lib == "eraboost":
     from eraboost import HistGradientBoostingRegressor
     if colsample < 1.0:
         extra = dict(extra, colsample_bytree=colsample)
-    est = HistGradientBoostingRegressor(**common, random_state=0, **extra)
+    est = HistGradientBoostingRegressor(**common, random_state=0, **extra,
+                                        verbose=int(bool(spec.get("phases"))))
     if n_eras > 1:
         fit = lambda: est.fit(X, y, eras=eras)
     else:
@@ -134,11 +148,18 @@ elif lib == "erasplit":
     fit = lambda: est.fit(X, y, eras)
 rss_data = rss_now_mb()
 warnings.simplefilter("ignore")
+import contextlib, io
+said = io.StringIO()
 t = time.perf_counter()
-fit()
+with contextlib.redirect_stdout(said):
+    fit()
 t = time.perf_counter() - t
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"fit_s": t, "peak_rss_mb": peak, "data_rss_mb": rss_data}))
+rec = {"fit_s": t, "peak_rss_mb": peak, "data_rss_mb": rss_data}
+if spec.get("phases") and lib == "eraboost":
+    from phases import parse_verbose
+    rec["phases"] = parse_verbose(said.getvalue())
+print(json.dumps(rec))
 """
 
 FULL = {
@@ -209,6 +230,18 @@ FULL = {
         "eras": [20],
         "threads": 1,
     },
+    "numerai-full": {
+        "n": 2_700_000,
+        "p": 2376,
+        "kind": "int5",
+        "order": "F",
+        "iters": 100,
+        "leaves": 32,
+        "max_depth": 5,
+        "lr": 0.01,
+        "colsample": 0.1,
+        "eras": [570],
+    },
     "numerai-example": {
         "n": 500_000,
         "p": 300,
@@ -230,10 +263,11 @@ QUICK = {
     "peer": {"n": 102_400, "iters": 10},
     "numerai": {"n": 270_000, "p": 100, "iters": 10, "eras": [57]},
     "numerai-example": {"n": 50_000, "iters": 20, "eras": [20]},
+    "numerai-full": {"n": 54_000, "p": 240, "iters": 10, "eras": [57]},
     "small-float": {"n": 10_000, "iters": 20},
 }
 # the estimator the "vs ..." columns compare with
-BASELINE = {"numerai-example": "lightgbm"}
+BASELINE = {"numerai-example": "lightgbm", "numerai-full": "lightgbm"}
 ERA_TYPES = {
     "original": {"split_type": "original"},
     "era": {"split_type": "era"},
@@ -297,7 +331,7 @@ def _runs_of_case(case, quick, peer_python):
     eras = data.pop("eras")
     base = dict(data, n_eras=1)
     out = []
-    if case == "numerai-example":
+    if case in ("numerai-example", "numerai-full"):
         out.append(("lightgbm", dict(base, lib="lightgbm", extra={})))
     elif case != "numerai":
         out += [
@@ -436,6 +470,7 @@ def table(records, quick):
                 ("max_depth", "depth"),
                 ("lr", "learning rate"),
                 ("colsample", "colsample_bytree"),
+                ("order", "stored in order"),
                 ("era_params", "era criteria with"),
                 ("threads", "threads"),
                 ("wait_policy", "OMP_WAIT_POLICY"),
@@ -480,6 +515,23 @@ def table(records, quick):
             targets += check_targets(
                 case, label, m, vs_sk, vs_orig, vs_peer, mem_sk, mem_orig
             )
+            if case == "numerai-full" and label == "eraboost era":
+                # issue 30: a third of LightGBM's time at most, and the
+                # data plus 1.5 GB of memory
+                above = statistics.median(
+                    r["peak_rss_mb"] - r["data_rss_mb"] for r in rs
+                )
+                if vs_sk is not None:
+                    targets.append(
+                        (f"{case}: era time / lightgbm <= 0.3", vs_sk, vs_sk <= 0.3)
+                    )
+                targets.append(
+                    (
+                        f"{case}: era peak RSS above the data (MB) <= 1536",
+                        above,
+                        above <= 1536,
+                    )
+                )
             if (
                 case in ("int8", "float")
                 and label == "eraboost original"
@@ -489,6 +541,7 @@ def table(records, quick):
                 targets.append(
                     (f"{case}: original time / xgboost <= 1.0", vs_xgb, vs_xgb <= 1.0)
                 )
+    lines += phases_table(recs)
     if ("growth",) in groups:
         lines += growth_table(groups[("growth",)])
     if targets:
@@ -589,6 +642,36 @@ def check_targets(case, label, m, vs_sk, vs_orig, vs_peer, mem_sk, mem_orig=None
     return out
 
 
+def phases_table(recs):
+    """eraboost's phases (``--phases``): the median seconds of each, by
+    case, estimator and eras."""
+    groups = {}
+    for r in recs:
+        if isinstance(r.get("phases"), dict):
+            k = (r["case"], r["label"], r["n_eras"], r.get("threads"))
+            groups.setdefault(k, []).append(r)
+    if not groups:
+        return []
+    names = list(next(iter(groups.values()))[0]["phases"])
+    lines = [
+        "\n**eraboost's phases** (seconds, medians; other: the rest of the fit)\n",
+        "| case | estimator | eras | threads | fit | "
+        + " | ".join(names)
+        + " | other |",
+        "|---|---|---:|---:|---:|" + "---:|" * (len(names) + 1),
+    ]
+    for (case, label, m, threads), rs in sorted(groups.items(), key=str):
+        fit = statistics.median(r["fit_s"] for r in rs)
+        cells = [statistics.median(r["phases"][n] for r in rs) for n in names]
+        other = statistics.median(r["fit_s"] - sum(r["phases"].values()) for r in rs)
+        lines.append(
+            f"| {case} | {label} | {m} | {threads or 'all'} | {fit:.2f} | "
+            + " | ".join(f"{c:.2f}" for c in cells)
+            + f" | {other:.2f} |"
+        )
+    return lines
+
+
 def growth_table(g):
     lines = [
         (
@@ -619,7 +702,7 @@ def main(argv=None):
         "--cases",
         default="int8,float,peer",
         help="comma-separated: int8, float, int8-small, float-eras, float-eras-31, "
-        "peer, numerai, growth, numerai-example",
+        "peer, numerai, growth, numerai-example, numerai-full",
     )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="small data, few trees")
@@ -657,6 +740,17 @@ def main(argv=None):
         help="comma-separated era counts: run only the fits of a case with "
         "one of them (1: the fits without eras)",
     )
+    ap.add_argument(
+        "--data-cache",
+        default=None,
+        help="folder where the children save each case's data the first time "
+        "and read it back afterwards (the same values, drawn once)",
+    )
+    ap.add_argument(
+        "--phases",
+        action="store_true",
+        help="record eraboost's phases (its verbose timers) with each fit",
+    )
     ap.add_argument("--out", default="bench_results/compare.jsonl")
     ap.add_argument("--table-only", action="store_true")
     args = ap.parse_args(argv)
@@ -685,7 +779,8 @@ def main(argv=None):
                     if key(rec) in done:
                         continue
                     python = peer if spec["lib"] == "erasplit" else sys.executable
-                    rec.update(run_one(spec, python))
+                    extra = {"data_cache": args.data_cache, "phases": args.phases}
+                    rec.update(run_one(dict(spec, **extra), python))
                     records.append(rec)
                     with out.open("a") as f:
                         f.write(json.dumps(rec) + "\n")

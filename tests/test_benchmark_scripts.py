@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -94,6 +95,88 @@ def test_compare_selects_runs_by_label_and_eras(compare):
         "eraboost original",
     }
     assert compare.select_runs(runs) == runs
+
+
+def test_make_data_by_columns_and_from_its_cache(monkeypatch, tmp_path):
+    """The data of ``compare.py``: stored by columns on request, and the same
+    values read back from the cache as drawn without it."""
+    data = import_benchmark(monkeypatch, "_data")
+    for kind in ("int5", "float"):
+        X, y, eras = data.make_data(kind, 300, 5, 3)
+        assert X.flags.c_contiguous and np.bincount(eras).tolist() == [100] * 3
+        for _ in range(2):  # drawn and saved, then read back
+            Xc, yc, ec = data.make_data(kind, 300, 5, 3, cache=tmp_path)
+            assert np.array_equal(Xc, X) and np.array_equal(yc, y)
+            assert np.array_equal(ec, eras)
+        XF, yF, _ = data.make_data(kind, 300, 5, 3, order="F")
+        assert XF.flags.f_contiguous and XF.dtype == X.dtype
+        assert not np.array_equal(XF, X)
+        # another era count: the same matrix, another target
+        X2, y2, e2 = data.make_data(kind, 300, 5, 2, order="F", cache=tmp_path)
+        assert X2.flags.f_contiguous and np.array_equal(X2, XF)
+        assert e2.max() == 1 and not np.array_equal(y2, yF)
+        X2, y2, _ = data.make_data(kind, 300, 5, 3, order="F", cache=tmp_path)
+        assert np.array_equal(X2, XF) and np.array_equal(y2, yF)
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_compare_numerai_full_case_and_its_targets(compare):
+    """Numerai at full scale: stored by columns, against LightGBM, with the
+    targets of issue 30 and the phases recorded with ``--phases``."""
+    runs = dict(compare.runs_of_case("numerai-full", False, None, None))
+    assert sorted(runs) == [
+        "eraboost directional",
+        "eraboost era",
+        "eraboost original",
+        "lightgbm",
+    ]
+    era = runs["eraboost era"]
+    assert (era["n"], era["p"], era["n_eras"]) == (2_700_000, 2376, 570)
+    assert era["order"] == "F" and era["colsample"] == 0.1
+    assert runs["lightgbm"]["n_eras"] == 1
+
+    def rec(label, rep, fit, peak, n_eras=570, phases=None):
+        r = dict(
+            runs[label],
+            case="numerai-full",
+            label=label,
+            repeat=rep,
+            fit_s=fit,
+            peak_rss_mb=peak,
+            data_rss_mb=6000.0,
+            n_eras=n_eras,
+        )
+        if phases:
+            r["phases"] = phases
+        return r
+
+    ph = {
+        "binning": 1.0,
+        "histograms": 20.0,
+        "scan": 1.0,
+        "partition": 0.5,
+        "prediction update": 0.1,
+    }
+    records = [
+        rec("lightgbm", 0, 100.0, 40000.0, n_eras=1),
+        rec("eraboost era", 0, 29.0, 7000.0, phases=ph),
+        rec("eraboost era", 1, 25.0, 8000.0, phases=dict(ph, histograms=18.0)),
+        rec("eraboost era", 2, 27.0, 7600.0, phases=dict(ph, histograms=22.0)),
+    ]
+    text = compare.table(records, False)
+    # only the first repeat has a LightGBM fit to compare with
+    assert "| numerai-full: era time / lightgbm <= 0.3 | 0.290 | yes |" in text
+    memory = "numerai-full: era peak RSS above the data (MB) <= 1536"
+    assert f"| {memory} | 1600.000 | NO |" in text
+    row = next(
+        line
+        for line in text.splitlines()
+        if "| eraboost era |" in line and "numerai-full" in line
+    )
+    cells = [c.strip() for c in row.split("|")[1:-1]]
+    # fit and histograms: their medians; other: the median of each fit's
+    # rest (6.4, 4.4 and 2.4 s)
+    assert cells[4:7] == ["27.00", "1.00", "20.00"] and cells[-1] == "4.40"
 
 
 @pytest.fixture
