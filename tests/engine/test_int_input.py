@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from eraboost import HistGradientBoostingRegressor
 from eraboost._engine import _memory, binning
-from eraboost._engine._binning import int_value_counts
+from eraboost._engine._binning import int_column_range, int_value_counts
 from eraboost._engine.binning import BinMapper
 
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16]
@@ -94,6 +94,32 @@ def test_value_counts_equal_bincount(dtype, layout, n_threads):
         for f in range(X.shape[1]):
             want = np.bincount(taken[:, f].astype(np.int64) + offset, minlength=256)
             np.testing.assert_array_equal(got[f], want)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("layout", ["C", "F", "view"])
+def test_column_range_equals_numpy(dtype, layout):
+    """Each column's minimum and maximum, read through a pointer when the
+    column is contiguous (Fortran order), by strides otherwise: extremes
+    first, last or alone, and a single row."""
+    info = np.iinfo(dtype)
+    rng = np.random.RandomState(1)
+    lo, hi = max(int(info.min), -3000), min(int(info.max), 3000)
+    X = rng.randint(lo, hi + 1, size=(1001, 9)).astype(dtype)
+    X[0, 1], X[-1, 1] = info.min, info.max
+    X[0, 2], X[-1, 2] = info.max, info.min
+    X[:, 3] = info.max
+    X[500, 4] = info.min
+    if layout == "F":
+        X = np.asfortranarray(X)
+    elif layout == "view":
+        X = np.asfortranarray(X)[::-3, ::2]
+    for Y in (X, X[:1], X[-2:]):
+        for n_threads in (1, 2):
+            mins, maxs = int_column_range(Y, n_threads)
+            assert mins.dtype == maxs.dtype == np.int32
+            np.testing.assert_array_equal(mins, Y.min(axis=0))
+            np.testing.assert_array_equal(maxs, Y.max(axis=0))
 
 
 def test_value_counts_refuse_rows_out_of_range():

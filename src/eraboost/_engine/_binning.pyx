@@ -215,24 +215,37 @@ def map_int_to_bins(const small_int_t[:, :] X, const uint8_t[::1] lut,
 
 
 def int_column_range(const small_int_t[:, :] X, int n_threads):
-    """Minimum and maximum of each column (int32 arrays)."""
+    """Minimum and maximum of each column (int32 arrays).
+
+    A column stored contiguously (Fortran order) is read through a pointer,
+    its minimum and maximum kept in its own type without branches, which
+    the compiler vectorises: a pass at memory speed over the bytes of a
+    Numerai-sized int8 matrix, which would otherwise wait on a branch a
+    value."""
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1], i, f
     mins = np.zeros(p, dtype=np.int32)
     maxs = np.zeros(p, dtype=np.int32)
     cdef int32_t[::1] mn = mins, mx = maxs
-    cdef int32_t v, a, b
+    cdef small_int_t v, a, b
+    cdef const small_int_t *col
     if n == 0:
         return mins, maxs
+    cdef bint columns = X.strides[0] == sizeof(small_int_t)
     with nogil:
         for f in prange(p, schedule='dynamic', num_threads=n_threads):
             a = X[0, f]
             b = a
-            for i in range(1, n):
-                v = X[i, f]
-                if v < a:
-                    a = v
-                elif v > b:
-                    b = v
+            if columns:
+                col = &X[0, f]
+                for i in range(1, n):
+                    v = col[i]
+                    a = v if v < a else a
+                    b = v if v > b else b
+            else:
+                for i in range(1, n):
+                    v = X[i, f]
+                    a = v if v < a else a
+                    b = v if v > b else b
             mn[f] = a
             mx[f] = b
     return mins, maxs
