@@ -516,7 +516,7 @@ def table(records, quick):
                 case, label, m, vs_sk, vs_orig, vs_peer, mem_sk, mem_orig
             )
             if case == "numerai-full" and label == "eraboost era":
-                # issue 30: a third of LightGBM's time at most, and the
+                # issue 30: at most 0.3x LightGBM's time, and the
                 # data plus 1.5 GB of memory
                 above = statistics.median(
                     r["peak_rss_mb"] - r["data_rss_mb"] for r in rs
