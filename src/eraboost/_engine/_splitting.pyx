@@ -2085,7 +2085,7 @@ cdef class Splitter:
         all eras' (``era_directions``), less those taking no part."""
         cdef int i, e
         cdef int dsum = era_directions(qg, qh, qn, node.tg, node.th, node.tn,
-                                       self.lam, node.E)
+                                       self.lam, node.E, self._counts())
         for i in range(node.n_out_split):
             e = node.out[i]
             dsum -= era_direction(qg[e], qh[e], qn[e], node.tg[e] - qg[e],
