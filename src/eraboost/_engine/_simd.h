@@ -32,6 +32,7 @@
 #endif
 
 #include <float.h>
+#include <stdint.h>
 
 /* Four doubles as one SIMD value (GCC and Clang vector extensions; two SSE2
    registers in the baseline version of a multiversioned loop). */
@@ -51,6 +52,20 @@ static inline EB_ALWAYS_INLINE eb_v4d eb_load4(const double *p)
 static inline EB_ALWAYS_INLINE void eb_store4(double *p, eb_v4d v)
 {
     __builtin_memcpy(p, &v, sizeof v);
+}
+
+/* Four row counts (cells of uint32, never above INT32_MAX) as doubles.
+   Written lane by lane: GCC 12 makes one conversion of four lanes
+   (vcvtdq2pd to a 256-bit register) of this, but two halves and two
+   shuffles of __builtin_convertvector. */
+static inline EB_ALWAYS_INLINE eb_v4d eb_counts4(const uint32_t *p)
+{
+    double t[4];
+    eb_v4d v;
+    int j;
+    for (j = 0; j < 4; j++) t[j] = (double)(int32_t)p[j];
+    __builtin_memcpy(&v, t, sizeof v);
+    return v;
 }
 
 /* a where the lanes of mask m (a comparison's result) are set, else b:

@@ -83,11 +83,20 @@ cdef extern from *:
     static void eb_add_counts(double *q, const double *p, const uint32_t *b,
                               int E)
     {
-        int i;
+        int i = 0;
+    #if EB_VECTORS
+        /* four lanes a conversion (eb_counts4) */
         if (p == NULL) {
-            for (i = 0; i < E; i++) q[i] = (double)(int32_t)b[i];
+            for (; i + 4 <= E; i += 4) eb_store4(q + i, eb_counts4(b + i));
         } else {
-            for (i = 0; i < E; i++) q[i] = p[i] + (double)(int32_t)b[i];
+            for (; i + 4 <= E; i += 4)
+                eb_store4(q + i, eb_load4(p + i) + eb_counts4(b + i));
+        }
+    #endif
+        if (p == NULL) {
+            for (; i < E; i++) q[i] = (double)(int32_t)b[i];
+        } else {
+            for (; i < E; i++) q[i] = p[i] + (double)(int32_t)b[i];
         }
     }
 
@@ -143,15 +152,13 @@ cdef extern from *:
         eb_v4d xn = step == 0 ? zero : eb_load4(pn + e);
         eb_v4d xh = step == 0 || !with_h ? zero : eb_load4(ph + e);
         eb_v4d vk = eb_load4(kk + e), lo = inf, hi = -inf, d;
-        eb_v4i ni;
         eb_v4l lt, gt;
         int s;
         int64_t c;
         for (s = step; s <= last; s++) {
             c = (int64_t)seq[s] * R + e;
             xg += eb_load4(g + c);
-            __builtin_memcpy(&ni, n + c, sizeof ni);
-            xn += __builtin_convertvector(ni, eb_v4d);
+            xn += eb_counts4(n + c);
             if (with_h) xh += eb_load4(h + c);
             if (s == first) {
                 eb_store4(n1 + e, xn);
@@ -265,7 +272,6 @@ cdef extern from *:
         const eb_v4d zero = {0.0, 0.0, 0.0, 0.0};
         eb_v4d g0 = zero, g1 = zero, h0 = zero, h1 = zero, n0 = zero,
                n1 = zero;
-        eb_v4i i0, i1;
         double xg[8], xh[8], xn[8];
         int k, s = 0;
         int64_t c;
@@ -274,10 +280,8 @@ cdef extern from *:
                 c = (int64_t)seq[s] * R + e;
                 g0 += eb_load4(g + c);
                 g1 += eb_load4(g + c + 4);
-                __builtin_memcpy(&i0, n + c, sizeof i0);
-                __builtin_memcpy(&i1, n + c + 4, sizeof i1);
-                n0 += __builtin_convertvector(i0, eb_v4d);
-                n1 += __builtin_convertvector(i1, eb_v4d);
+                n0 += eb_counts4(n + c);
+                n1 += eb_counts4(n + c + 4);
                 if (with_h) {
                     h0 += eb_load4(h + c);
                     h1 += eb_load4(h + c + 4);
