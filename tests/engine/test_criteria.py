@@ -11,6 +11,7 @@ from eraboost._engine._criteria import (
     block_directions,
     boltzmann_operator,
     era_split_score,
+    per_era_directions,
     per_era_gains,
 )
 
@@ -443,6 +444,48 @@ def test_gains_of_row_counts_are_the_general_form_bit_for_bit(n_eras, scale):
         per_era_gains(qg, qn, qn, tg, tn, tn, 0.5, counts=True)
     with pytest.raises(ValueError, match="counts"):
         per_era_gains(qg, qn + 1.0, qn, tg, tn, tn, 0.0, counts=True)
+
+
+@pytest.mark.parametrize("n_eras", [1, 3, 4, 7, 8, 13, 64, 257])
+@pytest.mark.parametrize("scale", [1.0, 1e-6, 1e6])
+def test_directions_of_row_counts_are_the_general_form(n_eras, scale):
+    """With hessian sums that are the row counts and lam = 0, the scans take
+    an era's direction as the sign of one cross product (the dense loop
+    counting in 64-bit lanes, ``eb_era_directions``; the sparse scans,
+    ``eb_era_direction_of``): the general form's directions and sum, and
+    d_e of docs/criteria.md written out with NumPy. Eras with an empty
+    side, a single row, or none, and ties (equal values on both sides)."""
+    rng = np.random.default_rng(100 + n_eras)
+    for trial in range(20):
+        tn = rng.integers(0, 9, size=n_eras).astype(np.float64)
+        qn = np.floor(rng.uniform(0, 1, size=n_eras) * (tn + 1))
+        if trial % 4 == 0:
+            # each row's gradient the same: the two sides' values tie
+            unit = rng.normal(size=n_eras) * scale
+            tg, qg = unit * tn, unit * qn
+        else:
+            tg = rng.normal(size=n_eras) * tn * scale
+            qg = np.where(qn > 0, rng.normal(size=n_eras) * qn * scale, 0.0)
+            tg = np.where(tn > qn, tg, qg)  # a full left side holds it all
+        general, gsum = per_era_directions(qg, qn, qn, tg, tn, tn, 0.0)
+        short, ssum = per_era_directions(qg, qn, qn, tg, tn, tn, 0.0, counts=True)
+        assert np.array_equal(short, general)
+        assert ssum == gsum == int(general.sum())
+        split = (qn > 0) & (tn > qn)
+        newton_ = np.vectorize(newton)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d_e = np.where(
+                split,
+                np.sign(newton_(qg, qn, 0.0) - newton_(tg - qg, tn - qn, 0.0)),
+                0,
+            )
+        # ties of the values in exact arithmetic may round either way
+        exact = np.abs(qg * (tn - qn) - (tg - qg) * qn) > 1e-9 * np.abs(tg) * tn
+        assert np.array_equal(short[exact], d_e[exact].astype(np.int64))
+    with pytest.raises(ValueError, match="counts"):
+        per_era_directions(qg, qn, qn, tg, tn, tn, 0.5, counts=True)
+    with pytest.raises(ValueError, match="counts"):
+        per_era_directions(qg, qn + 1.0, qn, tg, tn, tn, 0.0, counts=True)
 
 
 def block_of_candidates(rng, n_eras, n_bins, lam, const_h, scale=1.0):

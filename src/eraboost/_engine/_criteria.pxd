@@ -79,6 +79,25 @@ cdef extern from *:
         return sn * sd * split;
     }
 
+    /* eb_era_direction where, with `counts` (a constant where it is
+       inlined), the caller vouches that the hessian sums are the row
+       counts and lam = 0 (eb_era_gain_of): an era split in two then has
+       positive hessian sums on both sides, eb_era_direction's masks are
+       1.0, its shifts 0.0 and its denominator positive, and the direction
+       is the sign of the numerator G_R d_L - G_L d_R, the same products,
+       bit for bit; 0 where a side has no rows. */
+    static inline EB_ALWAYS_INLINE int eb_era_direction_of(
+        double GL, double HL, double nL, double GR, double HR, double nR,
+        double lam, int counts)
+    {
+        if (counts) {
+            double num = GR * HL - GL * HR;
+            int split = (int)(nL != 0.0) & (int)(nR != 0.0);
+            return ((int)(num > 0.0) - (int)(num < 0.0)) * split;
+        }
+        return eb_era_direction(GL, HL, nL, GR, HR, nR, lam);
+    }
+
     /* The per-era gain of one era from its left and right sums (docs/criteria.md):
        score(G, H) = G^2 / d with d = H + lam (0 when d == 0), both sides'
        scores over one division, (G_L^2 d_R + G_R^2 d_L) / (d_L d_R); 0
@@ -430,6 +449,9 @@ cdef extern from *:
     int era_direction "eb_era_direction" (
         double GL, double HL, double nL, double GR, double HR, double nR,
         double lam) noexcept nogil
+    int era_direction_of "eb_era_direction_of" (
+        double GL, double HL, double nL, double GR, double HR, double nR,
+        double lam, int counts) noexcept nogil
 
 
 cdef inline double era_variance(const double *x, const signed char *ok,

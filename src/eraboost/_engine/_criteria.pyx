@@ -76,6 +76,44 @@ def per_era_gains(qg, qh, qn, tg, th, tn, double lam, bint counts=False):
     return np.asarray(gains), total
 
 
+def per_era_directions(qg, qh, qn, tg, th, tn, double lam, bint counts=False):
+    """The per-era directions of one candidate and their sum, as the
+    engine's scans compute them: each era's by ``eb_era_direction_of`` (the
+    sparse scans), the sum by the dense loop (``eb_era_directions``). The
+    scanned side's sums (qg, qh, qn) play the left side, the eras' totals
+    (tg, th, tn) the node's.
+
+    With ``counts``, the form for hessian sums that are the row counts and
+    ``lam = 0``, the one the scans use then: ``qh`` must equal ``qn``,
+    ``th`` equal ``tn`` and ``lam`` be 0.
+
+    Returns
+    -------
+    directions : ndarray of int, shape (n_eras,)
+    total : int, the dense loop's sum
+    """
+    arrays = [np.ascontiguousarray(a, dtype=np.float64)
+              for a in (qg, qh, qn, tg, th, tn)]
+    cdef int m = arrays[0].shape[0], i
+    if any(a.shape != (m,) for a in arrays):
+        raise ValueError("arrays of one length expected, one value an era")
+    if counts and (lam != 0.0 or not np.array_equal(arrays[1], arrays[2])
+                   or not np.array_equal(arrays[4], arrays[5])):
+        raise ValueError("counts: the hessian sums must be the row counts "
+                         "(qh == qn, th == tn) and lam 0")
+    if m == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    cdef double[::1] a0 = arrays[0], a1 = arrays[1], a2 = arrays[2]
+    cdef double[::1] a3 = arrays[3], a4 = arrays[4], a5 = arrays[5]
+    cdef long long[::1] d = np.zeros(m, dtype=np.int64)
+    for i in range(m):
+        d[i] = era_direction_of(a0[i], a1[i], a2[i], a3[i] - a0[i],
+                                a4[i] - a1[i], a5[i] - a2[i], lam, counts)
+    total = era_directions(&a0[0], &a1[0], &a2[0], &a3[0], &a4[0], &a5[0],
+                           lam, m, counts)
+    return np.asarray(d), total
+
+
 def _block_arrays(dmin, dmax, n1, h1, n2, h2, tg, th, tn):
     arrays = [np.ascontiguousarray(a, dtype=np.float64)
               for a in (dmin, dmax, n1, h1, n2, h2, tg, th, tn)]

@@ -51,7 +51,7 @@ from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t, G
                        RATE_SPREAD, SCAN_ONE_THREAD_BELOW, ROWS_PER_THREAD,
                        lane_sum, rows_per_bin, prefetch, PREFETCH_ROWS)
 from ._criteria cimport (score, era_gain_of, era_gains, era_directions,
-                         era_direction, era_block_bound,
+                         era_direction, era_direction_of, era_block_bound,
                          era_block_directions, boltzmann,
                          value_variance, rate_spread)
 from ._common import era_options_set
@@ -1990,8 +1990,9 @@ cdef class Splitter:
                         run = run + delta
                         moved = moved + fabs(delta)
                         if directional:
-                            d = era_direction(xg, xh, xn, tg[e] - xg,
-                                              th[e] - xh, tn[e] - xn, lam)
+                            d = era_direction_of(xg, xh, xn, tg[e] - xg,
+                                                 th[e] - xh, tn[e] - xn, lam,
+                                                 counts)
                             dsum += d - dirs[e]
                             dirs[e] = <signed char>d
                 updates += end - s.start[b]
