@@ -412,6 +412,22 @@ def test_fused_era_terms_equal_the_formulas():
         assert dsum == int(d_e[present].sum())
 
 
+def row_count_sums(rng, n_eras, scale, tie=False):
+    """One candidate's per-era sums where the hessian sums are the row
+    counts: totals (tg, tn) and the scanned side's (qg, qn), with eras of
+    no rows, of one row, and with an empty side. With ``tie`` every row of
+    an era has the same gradient: both sides' values are equal."""
+    tn = rng.integers(0, 9, size=n_eras).astype(np.float64)
+    qn = np.floor(rng.uniform(0, 1, size=n_eras) * (tn + 1))
+    if tie:
+        unit = rng.normal(size=n_eras) * scale
+        return unit * qn, qn, unit * tn, tn
+    tg = rng.normal(size=n_eras) * tn * scale
+    qg = np.where(qn > 0, rng.normal(size=n_eras) * qn * scale, 0.0)
+    tg = np.where(tn > qn, tg, qg)  # a full left side holds it all
+    return qg, qn, tg, tn
+
+
 @pytest.mark.parametrize("n_eras", [1, 3, 4, 7, 8, 13, 64, 257])
 @pytest.mark.parametrize("scale", [1.0, 1e-6, 1e6])
 def test_gains_of_row_counts_are_the_general_form_bit_for_bit(n_eras, scale):
@@ -423,11 +439,7 @@ def test_gains_of_row_counts_are_the_general_form_bit_for_bit(n_eras, scale):
     single row, or none."""
     rng = np.random.default_rng(n_eras)
     for _ in range(20):
-        tn = rng.integers(0, 9, size=n_eras).astype(np.float64)
-        qn = np.floor(rng.uniform(0, 1, size=n_eras) * (tn + 1))
-        tg = rng.normal(size=n_eras) * tn * scale
-        qg = np.where(qn > 0, rng.normal(size=n_eras) * qn * scale, 0.0)
-        tg = np.where(tn > qn, tg, qg)  # a full left side holds it all
+        qg, qn, tg, tn = row_count_sums(rng, n_eras, scale)
         general, gsum = per_era_gains(qg, qn, qn, tg, tn, tn, 0.0)
         short, ssum = per_era_gains(qg, qn, qn, tg, tn, tn, 0.0, counts=True)
         assert np.array_equal(short, general)
@@ -457,16 +469,7 @@ def test_directions_of_row_counts_are_the_general_form(n_eras, scale):
     side, a single row, or none, and ties (equal values on both sides)."""
     rng = np.random.default_rng(100 + n_eras)
     for trial in range(20):
-        tn = rng.integers(0, 9, size=n_eras).astype(np.float64)
-        qn = np.floor(rng.uniform(0, 1, size=n_eras) * (tn + 1))
-        if trial % 4 == 0:
-            # each row's gradient the same: the two sides' values tie
-            unit = rng.normal(size=n_eras) * scale
-            tg, qg = unit * tn, unit * qn
-        else:
-            tg = rng.normal(size=n_eras) * tn * scale
-            qg = np.where(qn > 0, rng.normal(size=n_eras) * qn * scale, 0.0)
-            tg = np.where(tn > qn, tg, qg)  # a full left side holds it all
+        qg, qn, tg, tn = row_count_sums(rng, n_eras, scale, tie=trial % 4 == 0)
         general, gsum = per_era_directions(qg, qn, qn, tg, tn, tn, 0.0)
         short, ssum = per_era_directions(qg, qn, qn, tg, tn, tn, 0.0, counts=True)
         assert np.array_equal(short, general)

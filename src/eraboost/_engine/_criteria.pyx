@@ -39,6 +39,22 @@ def era_split_score(GL, HL, nL, GR, HR, nR, double lam, double alpha):
     return np.asarray(gains), s, dsum
 
 
+def _candidate_arrays(qg, qh, qn, tg, th, tn, double lam, bint counts):
+    """One candidate's per-era sums as contiguous float64 arrays of one
+    length, checked; with ``counts``, the hessian sums must be the row
+    counts and ``lam`` 0."""
+    arrays = [np.ascontiguousarray(a, dtype=np.float64)
+              for a in (qg, qh, qn, tg, th, tn)]
+    m = arrays[0].shape[0]
+    if any(a.shape != (m,) for a in arrays):
+        raise ValueError("arrays of one length expected, one value an era")
+    if counts and (lam != 0.0 or not np.array_equal(arrays[1], arrays[2])
+                   or not np.array_equal(arrays[4], arrays[5])):
+        raise ValueError("counts: the hessian sums must be the row counts "
+                         "(qh == qn, th == tn) and lam 0")
+    return arrays
+
+
 def per_era_gains(qg, qh, qn, tg, th, tn, double lam, bint counts=False):
     """The per-era gains of one candidate and their sum, computed by the
     engine's dense loop (``eb_era_gains``): the scanned side's sums (qg,
@@ -53,15 +69,8 @@ def per_era_gains(qg, qh, qn, tg, th, tn, double lam, bint counts=False):
     gains : ndarray of shape (n_eras,)
     total : float, their sum (era i in lane i mod 4)
     """
-    arrays = [np.ascontiguousarray(a, dtype=np.float64)
-              for a in (qg, qh, qn, tg, th, tn)]
+    arrays = _candidate_arrays(qg, qh, qn, tg, th, tn, lam, counts)
     cdef int m = arrays[0].shape[0]
-    if any(a.shape != (m,) for a in arrays):
-        raise ValueError("arrays of one length expected, one value an era")
-    if counts and (lam != 0.0 or not np.array_equal(arrays[1], arrays[2])
-                   or not np.array_equal(arrays[4], arrays[5])):
-        raise ValueError("counts: the hessian sums must be the row counts "
-                         "(qh == qn, th == tn) and lam 0")
     ts = np.array([score(g, h, lam) for g, h in zip(arrays[3], arrays[4])],
                   dtype=np.float64)
     cdef double[::1] a0 = arrays[0], a1 = arrays[1], a2 = arrays[2]
@@ -92,15 +101,8 @@ def per_era_directions(qg, qh, qn, tg, th, tn, double lam, bint counts=False):
     directions : ndarray of int, shape (n_eras,)
     total : int, the dense loop's sum
     """
-    arrays = [np.ascontiguousarray(a, dtype=np.float64)
-              for a in (qg, qh, qn, tg, th, tn)]
+    arrays = _candidate_arrays(qg, qh, qn, tg, th, tn, lam, counts)
     cdef int m = arrays[0].shape[0], i
-    if any(a.shape != (m,) for a in arrays):
-        raise ValueError("arrays of one length expected, one value an era")
-    if counts and (lam != 0.0 or not np.array_equal(arrays[1], arrays[2])
-                   or not np.array_equal(arrays[4], arrays[5])):
-        raise ValueError("counts: the hessian sums must be the row counts "
-                         "(qh == qn, th == tn) and lam 0")
     if m == 0:
         return np.zeros(0, dtype=np.int64), 0
     cdef double[::1] a0 = arrays[0], a1 = arrays[1], a2 = arrays[2]
