@@ -36,7 +36,7 @@ from libc.string cimport memset
 import numpy as np
 
 from ._common cimport (block_t, hist_block, block_subtract, cell_bytes,
-                       lane_sum, rows_per_bin, prefetch, prefetch_w,
+                       pool_eras_c, rows_per_bin, prefetch, prefetch_w,
                        PREFETCH_ROWS,
                        G_t, BIN_t, uint8_t, uint32_t,
                        int32_t, int64_t, ONE_THREAD_BELOW, CELLS_ONE_THREAD_BELOW)
@@ -257,19 +257,9 @@ cdef void column_run(block_t blk, unsigned int nb, int64_t R, const BIN_t *col,
 cdef void pool_eras(block_t blk, unsigned int nb, int64_t R,
                     bint const_h) noexcept nogil:
     """The pooled cells of a block, bin by bin: the sums over its eras (no
-    branch: empty cells are exact zeros)."""
-    cdef unsigned int b
-    cdef int64_t j, e
-    cdef uint32_t cnt
-    for b in range(nb):
-        j = b * R
-        blk.g[j + R - 1] = lane_sum(blk.g + j, R - 1)
-        if not const_h:
-            blk.h[j + R - 1] = lane_sum(blk.h + j, R - 1)
-        cnt = 0
-        for e in range(R - 1):
-            cnt += blk.n[j + e]
-        blk.n[j + R - 1] = cnt
+    branch: empty cells are exact zeros), the gradients and hessians as
+    ``lane_sum`` adds them (``eb_pool_eras``)."""
+    pool_eras_c(blk.g, NULL if const_h else blk.h, blk.n, nb, R)
 
 
 cdef inline int chunk_start(int c, int n_chunks, int n_feat) noexcept nogil:
