@@ -197,13 +197,9 @@ cdef extern from *:
        without its divisions: what a candidate's |sum of directions| needs
        before its gains are worth computing.
 
-       With `counts` (eb_era_gain_of: the hessian sums are the row counts
-       and lam = 0) an era split in two has positive hessian sums on both
-       sides: eb_era_direction's masks are then 1.0 and its shifts 0.0, its
-       denominator is positive, and the direction is the sign of its
-       numerator G_R d_L - G_L d_R, the same products, bit for bit; 0
-       where a side has no rows. Counted in 64-bit lanes, as wide as the
-       doubles, so that the loop needs no shuffles on SIMD lanes. */
+       With `counts`, eb_era_direction_of's cross product, its signs
+       counted in 64-bit lanes, as wide as the doubles, so that the loop
+       needs no shuffles on SIMD lanes. */
     EB_MULTIVERSION
     static int eb_era_directions(const double *qg, const double *qh,
                                  const double *qn, const double *tg,

@@ -51,7 +51,7 @@ from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t, G
                        RATE_SPREAD, SCAN_ONE_THREAD_BELOW, ROWS_PER_THREAD,
                        lane_sum, rows_per_bin, prefetch, PREFETCH_ROWS)
 from ._criteria cimport (score, era_gain_of, era_gains, era_directions,
-                         era_direction, era_direction_of, era_block_bound,
+                         era_direction_of, era_block_bound,
                          era_block_directions, boltzmann,
                          value_variance, rate_spread)
 from ._common import era_options_set
@@ -2093,8 +2093,9 @@ cdef class Splitter:
                                        self.lam, node.E, self._counts())
         for i in range(node.n_out_split):
             e = node.out[i]
-            dsum -= era_direction(qg[e], qh[e], qn[e], node.tg[e] - qg[e],
-                                  node.th[e] - qh[e], node.tn[e] - qn[e], self.lam)
+            dsum -= era_direction_of(qg[e], qh[e], qn[e], node.tg[e] - qg[e],
+                                     node.th[e] - qh[e], node.tn[e] - qn[e],
+                                     self.lam, self._counts())
         return dsum
 
     cdef inline score_t _score(self, const scan_t *s, const pooled_t *p,
