@@ -29,6 +29,14 @@ Usage::
     python benchmarks/phases.py --case float --threads 16 --repeats 3
     # eraboost on the same data stored by columns (Fortran order)
     python benchmarks/phases.py --case int8 --libs eraboost --order C,F
+    # how each phase scales with the threads, with and without eras
+    python benchmarks/phases.py --case int8 --libs eraboost --threads 1,4,16 \\
+        --split-types original,era --eras 256
+
+With several thread counts, a second table gives each phase's speedup: its
+median time at the fewest threads over its median time at each count.
+``--split-types`` fits eraboost with each criterion (``original`` without
+eras, the others on ``--eras`` eras of consecutive rows, ``compare.py``'s).
 """
 
 import argparse
@@ -64,7 +72,7 @@ import numpy as np
 spec = json.loads(sys.argv[1])
 sys.path.insert(0, sys.argv[2])
 from _data import make_data
-X, y, _ = make_data(spec["kind"], spec["n"], spec["p"], 1)
+X, y, eras = make_data(spec["kind"], spec["n"], spec["p"], spec["eras"])
 if spec["order"] == "F":
     X = np.asfortranarray(X)
 warnings.simplefilter("ignore")
@@ -87,11 +95,13 @@ else:
         from sklearn.ensemble import HistGradientBoostingRegressor
     else:
         from eraboost import HistGradientBoostingRegressor
+    kw = {} if lib == "sklearn" else {"split_type": spec["split_type"]}
+    fit_kw = {} if spec["split_type"] == "original" else {"eras": eras}
     est = HistGradientBoostingRegressor(
         max_iter=spec["iters"], learning_rate=0.1, max_leaf_nodes=spec["leaves"],
-        early_stopping=False, random_state=0, verbose=1)
+        early_stopping=False, random_state=0, verbose=1, **kw)
     t = time.perf_counter()
-    est.fit(X, y)
+    est.fit(X, y, **fit_kw)
     print(json.dumps({"fit_s": time.perf_counter() - t}), flush=True)
 """
 
@@ -159,30 +169,75 @@ def _fmt(value, fit):
     return f"{value:.2f} ({100 * value / fit:.0f}%)"
 
 
-def table(records):
-    """Markdown table: one row per (library, order, threads), the median of
-    each phase over the repeats and its share of the median fit."""
+def _label(rec):
+    """The row label of a record: the library, and eraboost's criterion."""
+    if rec["lib"] == "eraboost" and rec.get("split_type", "original") != "original":
+        return f"eraboost {rec['split_type']} ({rec['eras']} eras)"
+    return rec["lib"]
+
+
+def _groups(records):
     groups = {}
     for r in records:
         if "fit_s" in r:
-            groups.setdefault((r["lib"], r["order"], r["threads"]), []).append(r)
+            groups.setdefault((_label(r), r["order"], r["threads"]), []).append(r)
+    return groups
+
+
+def _median(recs, phase):
+    vals = [r[phase] for r in recs if r[phase] is not None]
+    return statistics.median(vals) if vals else None
+
+
+def table(records):
+    """Markdown table: one row per (library, order, threads), the median of
+    each phase over the repeats and its share of the median fit."""
     cols = ["fit (s)"] + [f"{p} (s)" for p in PHASES] + ["other (s)"]
     lines = [
         "| library | order | threads | fits | " + " | ".join(cols) + " |",
         "|---|---|---:|---:|" + "---:|" * len(cols),
     ]
     for (lib, order, threads), recs in sorted(
-        groups.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1])
+        _groups(records).items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1])
     ):
         fit = statistics.median(r["fit_s"] for r in recs)
         cells = [f"{fit:.2f}"]
         for p in [*PHASES, "other"]:
-            vals = [r[p] for r in recs if r[p] is not None]
-            cells.append(_fmt(statistics.median(vals) if vals else None, fit))
+            cells.append(_fmt(_median(recs, p), fit))
         lines.append(
             f"| {lib} | {order} | {threads} | {len(recs)} | " + " | ".join(cells) + " |"
         )
     return "\n".join(lines)
+
+
+def speedups(records):
+    """Markdown table: for each (library, order) fitted at several thread
+    counts, each phase's median time at the fewest threads over its median
+    time at each count (the fit's too); None with one thread count."""
+    groups = _groups(records)
+    by_model = {}
+    for (lib, order, threads), recs in groups.items():
+        by_model.setdefault((lib, order), {})[threads] = recs
+    phases = ["fit_s", *PHASES, "other"]
+    lines = [
+        "| library | order | threads | fit | " + " | ".join(PHASES) + " | other |",
+        "|---|---|---:|" + "---:|" * len(phases),
+    ]
+    rows = 0
+    for (lib, order), runs in sorted(by_model.items()):
+        if len(runs) < 2:
+            continue
+        base = runs[min(runs)]
+        for threads in sorted(runs)[1:]:
+            cells = []
+            for p in phases:
+                a, b = _median(base, p), _median(runs[threads], p)
+                cells.append(
+                    "" if a is None or b is None or b <= 0 else f"{a / b:.1f}x"
+                )
+            lines.append(f"| {lib} | {order} | {threads} | " + " | ".join(cells) + " |")
+            rows += 1
+    return "\n".join(lines) if rows else None
 
 
 def main(argv=None):
@@ -198,6 +253,14 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=None, help="override the rows")
     ap.add_argument("--trees", type=int, default=None, help="override the trees")
     ap.add_argument("--out", default=None, help="also append the records here")
+    ap.add_argument(
+        "--split-types",
+        default="original",
+        help="eraboost's criteria, e.g. original,era,directional",
+    )
+    ap.add_argument(
+        "--eras", type=int, default=256, help="eras of the criteria but original"
+    )
     args = ap.parse_args(argv)
 
     data = dict(FULL[args.case])
@@ -210,16 +273,24 @@ def main(argv=None):
     specs = []
     for threads in (int(t) for t in args.threads.split(",")):
         for lib in args.libs.split(","):
-            orders = args.order.split(",") if lib == "eraboost" else ["C"]
+            eb = lib == "eraboost"
+            orders = args.order.split(",") if eb else ["C"]
+            split_types = args.split_types.split(",") if eb else ["original"]
             for order in orders:
-                specs.append(
-                    {
-                        "lib": lib,
-                        "order": order,
-                        "threads": threads,
-                        **{k: data[k] for k in ("n", "p", "kind", "iters", "leaves")},
-                    }
-                )
+                for split_type in split_types:
+                    specs.append(
+                        {
+                            "lib": lib,
+                            "order": order,
+                            "threads": threads,
+                            "split_type": split_type,
+                            "eras": 1 if split_type == "original" else args.eras,
+                            **{
+                                k: data[k]
+                                for k in ("n", "p", "kind", "iters", "leaves")
+                            },
+                        }
+                    )
     records = []
     for rep in range(args.repeats):
         for spec in specs:
@@ -230,7 +301,7 @@ def main(argv=None):
                     f.write(json.dumps(rec) + "\n")
             msg = f"{rec['fit_s']:.2f} s" if "fit_s" in rec else rec["error"]
             print(
-                f"  rep {rep + 1}/{args.repeats} {spec['lib']:<8} "
+                f"  rep {rep + 1}/{args.repeats} {_label(spec):<8} "
                 f"{spec['order']} threads={spec['threads']:<3} {msg}",
                 file=sys.stderr,
                 flush=True,
@@ -241,6 +312,10 @@ def main(argv=None):
         f"medians of {args.repeats} fresh-process fit(s)."
     )
     print(table(records))
+    scaling = speedups(records)
+    if scaling:
+        print("\nSpeedup over the fewest threads (medians):")
+        print(scaling)
     failed = [r for r in records if "error" in r]
     if failed:
         print(f"{len(failed)} fit(s) FAILED: {failed[0]['error']}", file=sys.stderr)

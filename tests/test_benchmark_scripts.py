@@ -223,6 +223,49 @@ def test_phases_table_of_eraboost_and_sklearn(phases, tmp_path):
         assert sum(parts) <= rec["fit_s"] + 0.01  # printed to the millisecond
 
 
+def test_phases_split_types_and_speedups(phases, tmp_path):
+    """--split-types fits eraboost with each criterion (the era criteria on
+    --eras eras); the speedup table divides each phase's median at the
+    fewest threads by its median at each count."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        phases.main(
+            [
+                *("--case", "int8", "--rows", "3000", "--trees", "3"),
+                *("--threads", "1,2", "--libs", "eraboost"),
+                *("--split-types", "original,era", "--eras", "4"),
+            ]
+        )
+    rows = [line for line in out.getvalue().splitlines() if line.startswith("| ")]
+    labels = [tuple(c.strip() for c in r.split("|")[1:4]) for r in rows]
+    assert ("eraboost era (4 eras)", "C", "2") in labels
+    assert ("eraboost", "C", "1") in labels
+    speedup = [r for r in labels if r[1] == "C" and r[0].startswith("eraboost")]
+    assert len(speedup) == 6  # four phase rows, two speedup rows
+
+    def rec(threads, fit, hist):
+        phase = dict.fromkeys(phases.PHASES, 0.5)
+        phase["histograms"] = hist
+        return dict(
+            lib="eraboost", order="C", threads=threads, split_type="original",
+            eras=1, fit_s=fit, other=0.5, **phase,
+        )  # fmt: skip
+
+    records = [
+        rec(1, 10.0, 8.0),
+        rec(1, 12.0, 9.0),
+        rec(1, 11.0, 8.5),
+        rec(4, 2.75, 2.0),
+    ]
+    table = phases.speedups(records)
+    row = [r for r in table.splitlines() if r.startswith("| eraboost |")]
+    cells = [c.strip() for c in row[0].split("|")[1:-1]]
+    # fit 11.0 / 2.75, histograms 8.5 / 2.0, the others 0.5 / 0.5
+    assert cells[:5] == ["eraboost", "C", "4", "4.0x", "1.0x"]
+    assert cells[5] == "4.2x" and cells[-1] == "1.0x"
+    assert phases.speedups(records[:3]) is None
+
+
 def test_phases_reads_xgboost_monitor(phases):
     """XGBoost's monitor (verbosity=3) as its 3.x releases print it."""
     text = """[09:48:41] ======== Monitor (0): GBTree ========
