@@ -3,7 +3,9 @@
 scikit-learn's wheel brings its own OpenMP runtime; eraboost's engine runs on
 the one it was built with. Inside the boosting loop the losses are called with
 ``n_threads=1`` on chunks of rows in eraboost's own threads
-(``eraboost._engine._loss_calls``), with the same values as one call.
+(``eraboost._engine._loss_calls``), with the same values as one call; the
+half squared error's gradient is eraboost's own loop, with scikit-learn's
+values.
 """
 
 import os
@@ -25,6 +27,7 @@ from sklearn._loss.loss import (
 )
 
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from eraboost._engine._gradients import half_squared_error_gradient
 from eraboost._engine._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
 from eraboost._engine._openmp import run_in_chunks
 
@@ -207,3 +210,45 @@ def test_no_thread_of_another_runtime_is_started(tmp_path):
     assert out["sklearn"][1] >= 1
     # ...and a fit starts none
     assert out["fit"][1] == 0
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 5])
+@pytest.mark.parametrize("two_d", [False, True])
+def test_own_squared_error_gradient_is_scikit_learns(loss_threads, n_threads, two_d):
+    # above the one-thread threshold, with values of every magnitude: the
+    # difference is rounded once to float32, as scikit-learn rounds it
+    rng = np.random.RandomState(1)
+    n = 200_003
+    y = rng.normal(size=n) * 10.0 ** rng.randint(-8, 9, n)
+    raw = y + rng.normal(size=n) * 10.0 ** rng.randint(-8, 9, n)
+    if two_d:
+        raw = np.asfortranarray(raw[:, None])
+    loss = HalfSquaredError()
+    gradient, _ = loss.init_gradient_and_hessian(n, np.float32, "F")
+    expected = gradient.copy()
+    loss.gradient(y, raw, None, gradient_out=expected, n_threads=1)
+    loss_threads.clear()
+    loss_gradient(loss, y, raw, None, gradient, n_threads)
+    # eraboost's loop, not scikit-learn's loss, gave these values
+    assert loss_threads == []
+    np.testing.assert_array_equal(gradient, expected)
+
+
+def test_squared_error_gradient_of_other_dtypes_goes_through_the_loss(loss_threads):
+    rng = np.random.RandomState(2)
+    y = rng.normal(size=1000)
+    raw = rng.normal(size=1000)
+    loss = HalfSquaredError()
+    # float64 gradients: not eraboost's loop (float32 only), the loss's
+    gradient, _ = loss.init_gradient_and_hessian(1000, np.float64, "F")
+    loss_gradient(loss, y, raw, None, gradient, 2)
+    assert {name for name, _ in loss_threads} == {"gradient"}
+    np.testing.assert_array_equal(gradient, raw - y)
+
+
+def test_own_squared_error_gradient_checks_its_lengths():
+    y = np.zeros(10)
+    with pytest.raises(ValueError, match="one each per row"):
+        half_squared_error_gradient(y, np.zeros(9), np.zeros(10, np.float32), 1)
+    with pytest.raises(ValueError, match="one each per row"):
+        half_squared_error_gradient(y, np.zeros(10), np.zeros(11, np.float32), 1)

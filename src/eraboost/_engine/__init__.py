@@ -18,7 +18,9 @@ Data flows one way::
   estimator;
 - ``_common.pxd``, ``_simd.h``, ``_common.py``: the shared C types, the SIMD
   attribute and their NumPy dtypes; ``_openmp.pyx``: thread counts and
-  chunked parallel calls; ``_loss_calls.py``: the boosting loop's loss calls.
+  chunked parallel calls; ``_loss_calls.py``: the boosting loop's loss calls
+  (``_gradients.pyx``: the half squared error's gradient, on eraboost's
+  threads).
 
 Private: the estimators at the top of the package are its users. This
 module imports nothing, so that importing one engine module loads only what

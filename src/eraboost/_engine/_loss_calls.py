@@ -9,10 +9,17 @@ boosting loop calls every loss with ``n_threads=1``, on contiguous chunks of
 rows, each chunk in one of eraboost's own OpenMP threads
 (:func:`eraboost._engine._openmp.run_in_chunks`). The values are those of a single
 call: every element is computed by the same scalar code.
+
+The half squared error's gradient without sample weights (the regressor's
+default) is computed by eraboost's own loop instead
+(:func:`eraboost._engine._gradients.half_squared_error_gradient`, the same
+values): a chunk's work is too small for its two GIL hand-overs.
 """
 
 import numpy as np
+from sklearn._loss._loss import CyHalfSquaredError
 
+from ._gradients import half_squared_error_gradient
 from ._openmp import run_in_chunks
 
 __all__ = ["loss_gradient", "loss_gradient_hessian", "mean_loss"]
@@ -39,8 +46,27 @@ def _chunked(method, y_true, raw_prediction, sample_weight, n_threads, **outputs
     run_in_chunks(chunk, y_true.shape[0], n_threads)
 
 
+def _column(a, dtype):
+    """``a`` as one contiguous column of ``dtype`` without a copy (a 2-D
+    array of one column is read as its column), or None."""
+    if a.ndim == 2 and a.shape[1] == 1:
+        a = a[:, 0]
+    if a.ndim != 1 or a.dtype != dtype or not a.flags.c_contiguous:
+        return None
+    return a
+
+
 def loss_gradient(loss, y_true, raw_prediction, sample_weight, gradient_out, n_threads):
-    """``loss.gradient`` into ``gradient_out``, chunked on eraboost's threads."""
+    """``loss.gradient`` into ``gradient_out``, chunked on eraboost's threads
+    (the half squared error without sample weights: by
+    :func:`~eraboost._engine._gradients.half_squared_error_gradient`)."""
+    if sample_weight is None and isinstance(loss.closs, CyHalfSquaredError):
+        y = _column(y_true, np.float64)
+        raw = _column(raw_prediction, np.float64)
+        out = _column(gradient_out, np.float32)
+        if y is not None and raw is not None and out is not None:
+            half_squared_error_gradient(y, raw, out, n_threads)
+            return
     _chunked(
         loss.gradient,
         y_true,
