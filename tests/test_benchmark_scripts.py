@@ -266,6 +266,18 @@ def test_phases_split_types_and_speedups(phases, tmp_path):
     assert phases.speedups(records[:3]) is None
 
 
+def test_core_speed_table(monkeypatch):
+    core_speed = import_benchmark(monkeypatch, "core_speed")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        core_speed.main(["--processes", "1,2", "--loop", "1000", "--megabytes", "8"])
+    rows = [line for line in out.getvalue().splitlines() if line.startswith("| ")]
+    cells = [[c.strip() for c in r.split("|")[1:-1]] for r in rows[1:]]
+    assert [c[0] for c in cells] == ["1", "2"]
+    assert cells[0][3] == "1.00x"
+    assert all(float(c[4]) > 0 and float(c[5]) >= float(c[4]) for c in cells)
+
+
 def test_phases_reads_xgboost_monitor(phases):
     """XGBoost's monitor (verbosity=3) as its 3.x releases print it."""
     text = """[09:48:41] ======== Monitor (0): GBTree ========
