@@ -4,8 +4,8 @@ Fits ``--trees`` trees under ``era`` on ``compare.py``'s data (the same
 generator), takes the next tree's nodes (rows grouped by era, as the grower
 keeps them), then times ``HistogramBuilder.compute_brute`` over the nodes the
 grower gives dense histograms (each into a buffer of its own, as the
-grower's), from the binned matrix stored by rows and by columns, one
-thread. Prints the best time of each layout over the repeats
+grower's), from the binned matrix stored by rows and by columns, on one
+thread (``--threads``: more). Prints the best time of each layout over the repeats
 and checks that both give the same bytes at every node (and says whether
 the builds of ``--against`` do).
 
@@ -50,6 +50,7 @@ def main(argv=None):
     add_data_options(parser)
     parser.add_argument("--layouts", default="rows,columns")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1, help="the builder's")
     add_against_option(parser)
     args = parser.parse_args(argv)
     layouts = args.layouts.split(",")
@@ -74,7 +75,7 @@ def main(argv=None):
         for name, module in builds.items():
             offsets = module.histogram_layout(block_bins, args.eras)
             builder = module.HistogramBuilder(
-                X, block_bins, offsets, args.eras, era, g, h, 1
+                X, block_bins, offsets, args.eras, era, g, h, args.threads
             )
             # a buffer for each node, as the grower's: out of cache when filled
             runs[name] = (builder, [builder.empty() for _ in work], [])

@@ -66,10 +66,19 @@ def histogrammed_rows(estimator):
     return total
 
 
+def size_class(n_rows, n_root):
+    """A node's class by its rows: ``root``, or the power of ten at or
+    below its row count (``10,000+ rows``)."""
+    if n_rows >= n_root:
+        return "root"
+    return f"{10 ** max(len(str(max(n_rows, 1))) - 1, 0):,}+ rows"
+
+
 @contextlib.contextmanager
-def per_call(stats):
+def per_call(stats, sizes=False):
     """Time the growers' histogram builds and split-finding calls into
-    ``stats`` (kind -> [calls, seconds, rows]) while in the block."""
+    ``stats`` (kind -> [calls, seconds, rows]) while in the block; with
+    ``sizes``, the builds by the node's size too (:func:`size_class`)."""
     build, scan = TreeGrower._build, TreeGrower._compute_best_splits_and_push
 
     def add(kind, seconds, rows):
@@ -81,12 +90,11 @@ def per_call(stats):
     def timed_build(self, node, root=False, dense=False):
         tic = time.perf_counter()
         hist = build(self, node, root, dense)
-        sparse = isinstance(hist, SparseHistogram)
-        add(
-            f"build {'sparse' if sparse else 'dense'}",
-            time.perf_counter() - tic,
-            node.n_samples,
-        )
+        seconds = time.perf_counter() - tic
+        kind = f"build {'sparse' if isinstance(hist, SparseHistogram) else 'dense'}"
+        if sizes:
+            kind += f", {size_class(node.n_samples, self.root.n_samples)}"
+        add(kind, seconds, node.n_samples)
         return hist
 
     def timed_scan(self, nodes, subtract=None):
@@ -167,6 +175,12 @@ def main(argv=None):
         help="also print each fit's histogram builds and split-finding calls "
         "by kind: calls, microseconds a call, rows a call",
     )
+    ap.add_argument(
+        "--sizes",
+        action="store_true",
+        help="with --per-call, the builds by node size too (root, 10,000+ "
+        "rows, ...): where more threads help",
+    )
     args = ap.parse_args(argv)
     calls = []
 
@@ -191,7 +205,11 @@ def main(argv=None):
             )
             out = io.StringIO()
             stats = {}
-            timing = per_call(stats) if args.per_call else contextlib.nullcontext()
+            timing = (
+                per_call(stats, args.sizes)
+                if args.per_call
+                else contextlib.nullcontext()
+            )
             tic = time.perf_counter()
             with contextlib.redirect_stdout(out), timing:
                 est.fit(X, y, eras=eras)

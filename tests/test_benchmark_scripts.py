@@ -370,6 +370,16 @@ def test_era_phases_per_call(era_phases):
         assert per_call * calls == pytest.approx(seconds * 1e6, rel=0.02, abs=6e3)
 
 
+def test_era_phases_size_classes(era_phases):
+    """``--sizes`` labels each build by its node's rows: the root, or the
+    power of ten at or below them."""
+    assert era_phases.size_class(200_000, 200_000) == "root"
+    assert era_phases.size_class(27_837, 200_000) == "10,000+ rows"
+    assert era_phases.size_class(10_000, 200_000) == "10,000+ rows"
+    assert era_phases.size_class(9_999, 200_000) == "1,000+ rows"
+    assert era_phases.size_class(1, 200_000) == "1+ rows"
+
+
 def test_era_fill_times_both_layouts(monkeypatch):
     """benchmarks/era_fill.py times the per-era histograms of a tree's
     nodes from both layouts and checks they give the same bytes."""
