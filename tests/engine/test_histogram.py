@@ -281,6 +281,66 @@ def wide_data(seed, n, n_eras, const_h, max_bins=256):
     return make_data(seed, n=n, n_eras=n_eras, n_bins=n_bins, const_h=const_h)
 
 
+def test_node_block_rows_are_the_nodes_alone():
+    """Without eras a node is summed in blocks whose size depends on its
+    rows and the data, never on the threads: 16 blocks of at least 2048
+    rows for a node of a few training blocks, the builder's ``block_rows``
+    for a large one, and no more blocks than the block sums' bytes allow."""
+    Xb, n_bins, g, h, _ = make_data(3, n=1_000_000, n_eras=1, n_bins=(5,) * 3)
+    offsets = histogram_layout(n_bins, 1)
+    b = HistogramBuilder(Xb, n_bins, offsets, 1, None, g, h, 2)
+    assert b.block_rows == 16384  # 1,000,000 rows in at most 64 blocks
+    assert b.node_block_rows(1000) == 2048  # one block
+    assert b.node_block_rows(2048) == 2048
+    assert b.node_block_rows(20_000) == 2048  # ten blocks
+    assert b.node_block_rows(40_000) == 2500  # 16 blocks
+    assert b.node_block_rows(1_000_000) == 16384
+    for threads in (1, 16):
+        other = HistogramBuilder(Xb, n_bins, offsets, 1, None, g, h, threads)
+        assert other.node_block_rows(40_000) == 2500
+    # a histogram of 12 MB: the block sums within 64 MB, 5 blocks at most
+    wide = np.full(2048, 256, dtype=np.uint32)
+    Xw = np.zeros((10, 2048), dtype=np.uint8, order="F")
+    bw = HistogramBuilder(
+        Xw, wide, histogram_layout(wide, 1), 1, None, g[:10], h[:10], 1
+    )
+    k = (64 << 20) // bw.nbytes
+    assert k == 5
+    assert bw.node_block_rows(40_000) == 8000
+    # an explicit block_rows bounds every node's blocks
+    b7 = HistogramBuilder(Xb, n_bins, offsets, 1, None, g, h, 1, 700)
+    assert b7.node_block_rows(40_000) == 700
+
+
+@pytest.mark.parametrize("const_h", [False, True])
+def test_a_node_of_a_few_blocks_sums_alike_by_rows_and_columns(const_h):
+    """A node of 40,000 rows without eras, 16 blocks of 2,500 rows: the same
+    bytes from both layouts at any thread count, and NumPy's sums."""
+    Xb, n_bins, g, h, _ = make_data(
+        4, n=60_000, n_eras=1, n_bins=(5, 3, 17, 256, 6) * 4, const_h=const_h
+    )
+    rows = np.sort(
+        np.random.default_rng(5).choice(60_000, 40_000, replace=False)
+    ).astype(np.uint32)
+    offsets = histogram_layout(n_bins, 1)
+    Xc = np.ascontiguousarray(Xb)
+    features = np.arange(Xb.shape[1], dtype=np.uint32)
+    results = []
+    for X, n_threads in ((Xb, 1), (Xb, 3), (Xc, 1), (Xc, 2), (Xc, 16)):
+        b = HistogramBuilder(X, n_bins, offsets, 1, None, g, h, n_threads)
+        assert b.node_block_rows(rows.shape[0]) == 2500
+        hist = b.empty()
+        b.compute_brute(rows, hist, features)
+        results.append(hist.tobytes())
+    assert all(r == results[0] for r in results[1:])
+    zeros = np.zeros(Xb.shape[0], dtype=np.int32)
+    for f in (0, 2, 3, 19):
+        ref = numpy_hist(Xb, n_bins, g, h, zeros, rows, 1, f)
+        got = b.block(hist, f)
+        np.testing.assert_array_equal(got["n"][:1], ref["n"])
+        np.testing.assert_allclose(got["g"][:1], ref["g"], rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("const_h", [False, True])
 @pytest.mark.parametrize("n_eras", [1, 3, 40, 200])
 @pytest.mark.parametrize("order", ["grouped", "shuffled", "root"])

@@ -66,6 +66,13 @@ cdef enum:
     MIN_BLOCK_ROWS = 16384
     MAX_BLOCKS = 64
     BLOCK_SUMS_BYTES = 64 << 20
+    # A node of fewer blocks than NODE_BLOCKS is summed in NODE_BLOCKS
+    # blocks of its rows (of at least MIN_NODE_BLOCK_ROWS rows; at most
+    # MAX_BLOCKS and the bytes' bound): numbers of the node's rows alone.
+    # A node of 40,000 rows was 3 blocks of 16,384, in 18 tasks for 16
+    # threads, so that two threads took two tasks (performance.md)
+    NODE_BLOCKS = 16
+    MIN_NODE_BLOCK_ROWS = 2048
     # rows of a thread's slice when a node's era runs are counted in
     # parallel (``_count_runs``), at least
     RUNS_SLICE_ROWS = 65536
@@ -586,8 +593,10 @@ cdef class HistogramBuilder:
     block_rows : int, default=0
         Rows of a block when a node without eras is summed by blocks (each
         block's sums from zero, added in order: the sums depend on this
-        number, never on the threads). 0: at least 16384, at most 64 blocks
-        of the training rows, their histograms within 64 MB.
+        number and the node's rows, never on the threads). 0: at least
+        16384, at most 64 blocks of the training rows, their histograms
+        within 64 MB. A node of fewer rows is summed in smaller blocks, 16
+        of them, of at least 2048 rows (:meth:`node_block_rows`).
 
     Attributes
     ----------
@@ -619,8 +628,9 @@ cdef class HistogramBuilder:
     cdef const int64_t[::1] sparse_offsets
     cdef object sparse_offsets_array
     cdef list _sparse_free     # SparseHistograms given back, for reuse
-    # rows of a block of a node without eras (``_rows_by_blocks``)
+    # rows of a block of a node without eras (``_rows_by_blocks``), at most
     cdef readonly Py_ssize_t block_rows
+    cdef Py_ssize_t max_blocks     # blocks of a node, at most
     cdef object _block_sums    # the blocks' histograms (uint8)
     cdef object _groups        # the era groups' first runs (int64)
     cdef object _seen          # eras seen among a node's runs (uint8)
@@ -665,11 +675,11 @@ cdef class HistogramBuilder:
         self.sparse_offsets_array = sparse_offsets
         self._sparse_free = []
         self.sparse_offsets = sparse_offsets
+        self.max_blocks = max(1, min(MAX_BLOCKS,
+                                     BLOCK_SUMS_BYTES // max(self.nbytes, 1)))
         if block_rows <= 0:
-            max_blocks = max(1, min(MAX_BLOCKS,
-                                    BLOCK_SUMS_BYTES // max(self.nbytes, 1)))
             block_rows = max(MIN_BLOCK_ROWS,
-                             -(-self.X_binned.shape[0] // max_blocks))
+                             -(-self.X_binned.shape[0] // self.max_blocks))
         self.block_rows = block_rows
         self._block_sums = np.zeros(0, dtype=np.uint8)
         self._groups = None
@@ -840,6 +850,30 @@ cdef class HistogramBuilder:
                 self._one_feature(f, sample_indices, grad, hess, const_h, root,
                                   run_era, run_start, run_stop, n_runs, &out[0])
 
+    cdef inline Py_ssize_t _block_rows_of(self, Py_ssize_t n) noexcept nogil:
+        """Rows of a block of a node of ``n`` rows without eras: the
+        builder's ``block_rows``, or fewer so that a node of a few blocks
+        has NODE_BLOCKS of them (at least MIN_NODE_BLOCK_ROWS rows each, at
+        most ``max_blocks``). A number of ``n`` alone, never of the
+        threads: the sums depend on it."""
+        cdef Py_ssize_t k = min(<Py_ssize_t> NODE_BLOCKS, self.max_blocks)
+        return min(self.block_rows, max(<Py_ssize_t> MIN_NODE_BLOCK_ROWS,
+                                        (n + k - 1) // k))
+
+    def node_block_rows(self, Py_ssize_t n):
+        """Rows of a block of a node of ``n`` rows without eras (the
+        blocks' sums are added in order; ``n`` rows or fewer: one block).
+
+        Parameters
+        ----------
+        n : int
+
+        Returns
+        -------
+        int
+        """
+        return self._block_rows_of(n)
+
     cdef int _chunks(self, int n_feat, int units, int nt) noexcept nogil:
         """Chunks of consecutive listed features for ``units`` row ranges:
         at most ROW_CHUNK features each, and enough for a task per thread.
@@ -854,12 +888,13 @@ cdef class HistogramBuilder:
                               bint const_h, bint root, int nt,
                               uint8_t[::1] out):
         """Without eras, from a matrix stored by rows: the node's rows in
-        blocks of ``block_rows`` (a number that depends on the data only,
-        never on the threads), one task per block and chunk of features,
+        blocks of :meth:`node_block_rows` rows (a number of the data and
+        the node's rows, never of the threads), one task per block and
+        chunk of features,
         each block summed apart in row order, then the blocks' sums added
         in block order. Each row is read once per chunk, not once per
         thread; :meth:`_one_feature` makes the same sums column by column."""
-        cdef Py_ssize_t n = rows.shape[0], BR = self.block_rows
+        cdef Py_ssize_t n = rows.shape[0], BR = self._block_rows_of(n)
         cdef Py_ssize_t lo, hi, nbytes = self.nbytes
         cdef int n_feat = features.shape[0]
         cdef int n_blocks = <int> max(1, (n + BR - 1) // BR)
@@ -1003,13 +1038,14 @@ cdef class HistogramBuilder:
         written to the era's cells. Otherwise the rows go straight to their
         cells, in one loop (one feature's block stays in cache: the slots
         of :func:`rows_era_slots` did not pay here). Without eras, the rows
-        are summed in blocks of ``block_rows`` as :meth:`_rows_by_blocks`
-        sums them."""
+        are summed in blocks of :meth:`node_block_rows` rows as
+        :meth:`_rows_by_blocks` sums them."""
         cdef const BIN_t *col = self.x0 + f * self.cs
         cdef block_t blk = hist_block(out, &self.offsets[0], f, const_h)
         cdef int64_t cells = self.offsets[f + 1] - self.offsets[f]
         cdef int64_t R = rows_per_bin(self.n_eras)
-        cdef Py_ssize_t r, lo, n = rows.shape[0], BR = self.block_rows
+        cdef Py_ssize_t r, lo, n = rows.shape[0]
+        cdef Py_ssize_t BR = self._block_rows_of(n)
         cdef unsigned int b, nb = self.n_bins[f]
         # one era's sums, by bin, in four buffers
         cdef double sg[4 * LANE_BINS]
