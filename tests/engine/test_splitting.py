@@ -526,6 +526,22 @@ def test_two_children_in_one_loop_with_the_subtraction(
     )
     assert fused.tobytes() == expected_hist.tobytes()
     assert [_info_fields(i) for i in got] == [_info_fields(i) for i in expected]
+    # the larger child first: a task is a feature of both nodes either way
+    fused = parent.copy()
+    got = case.splitter.find_node_splits(
+        [args(large, fused), args(small, small_hist)],
+        case.features,
+        (0, small_hist),
+    )
+    assert fused.tobytes() == expected_hist.tobytes()
+    assert [_info_fields(i) for i in got] == [_info_fields(i) for i in expected[::-1]]
+    # the larger child alone (the smaller one a leaf): a task per feature
+    fused = parent.copy()
+    (got,) = case.splitter.find_node_splits(
+        [args(large, fused)], case.features, (0, small_hist)
+    )
+    assert fused.tobytes() == expected_hist.tobytes()
+    assert _info_fields(got) == _info_fields(expected[1])
     with pytest.raises(ValueError, match="no node"):
         case.splitter.find_node_splits(
             [args(small, small_hist)], case.features, (1, small_hist)

@@ -1083,7 +1083,8 @@ cdef class Splitter:
         cdef int n_nodes = len(nodes), n_feat = features.shape[0]
         cdef int64_t need = (self.offsets[self.offsets.shape[0] - 1]
                              * cell_bytes(self.const_h))
-        cdef int sub_j = -1, j, k, t, i, nt, n_tasks = n_nodes * n_feat
+        cdef int sub_j = -1, j, k, t, nt, n_tasks = n_nodes * n_feat
+        cdef bint paired
         cdef const uint8_t[::1] hist
         cdef const uint8_t[::1] samp
         cdef const uint8_t[::1] sibling
@@ -1188,21 +1189,34 @@ cdef class Splitter:
                       else 1)
                 # one work array per thread, allocated with the splitter
                 nt = max(1, min(nt, self.n_scratch))
-                for t in prange(n_tasks, schedule='dynamic', num_threads=nt):
-                    j = t // n_feat
-                    k = order[t - j * n_feat].k
-                    i = j * n_feat + k
-                    if j == sub_j and k > 0:
-                        block_subtract(<uint8_t *> hists[j], sib,
-                                       &self.offsets[0], features[k],
-                                       self.const_h)
-                    infos[i].sc.found = 0
-                    infos[i].feature = features[k]
-                    if samps[j][k]:
-                        self._scan_feature(features[k], hists[j],
-                                           &sparses[j] if is_sparse[j] else NULL,
-                                           &node_sums[j],
-                                           &self.scratch[threadid()], &infos[i])
+                # with a subtraction from the sibling of a node also scanned
+                # here, a task is a feature of both: the sibling's block is
+                # subtracted, and scanned, while it is in cache (read once,
+                # not once more for its own task)
+                paired = n_nodes == 2 and sub_j >= 0
+                for t in prange(n_feat if paired else n_tasks,
+                                schedule='dynamic', num_threads=nt):
+                    if paired:
+                        k = order[t].k
+                        if k > 0:
+                            block_subtract(<uint8_t *> hists[sub_j], sib,
+                                           &self.offsets[0], features[k],
+                                           self.const_h)
+                        for j in range(2):
+                            self._scan_task(j, k, features, hists, samps,
+                                            sparses, is_sparse, node_sums,
+                                            infos, n_feat,
+                                            &self.scratch[threadid()])
+                    else:
+                        j = t // n_feat
+                        k = order[t - j * n_feat].k
+                        if j == sub_j and k > 0:
+                            block_subtract(<uint8_t *> hists[j], sib,
+                                           &self.offsets[0], features[k],
+                                           self.const_h)
+                        self._scan_task(j, k, features, hists, samps, sparses,
+                                        is_sparse, node_sums, infos, n_feat,
+                                        &self.scratch[threadid()])
             out = []
             for j in range(n_nodes):
                 best = j * n_feat
@@ -1226,6 +1240,24 @@ cdef class Splitter:
             free(tot)
             free(shared)
             free(order)
+
+    cdef inline void _scan_task(self, int j, int k,
+                                const uint32_t[::1] features,
+                                const uint8_t **hists, const uint8_t **samps,
+                                sparse_t *sparses, const char *is_sparse,
+                                node_sums_t *node_sums, split_t *infos,
+                                int n_feat,
+                                feature_scratch_t *fs) noexcept nogil:
+        """Node j's best split on its k-th listed feature into
+        ``infos[j * n_feat + k]`` (not found when the feature is not
+        sampled), with the work arrays ``fs`` (the thread's)."""
+        cdef int i = j * n_feat + k
+        infos[i].sc.found = 0
+        infos[i].feature = features[k]
+        if samps[j][k]:
+            self._scan_feature(features[k], hists[j],
+                               &sparses[j] if is_sparse[j] else NULL,
+                               &node_sums[j], fs, &infos[i])
 
     cdef void _scan_order(self, const uint32_t[::1] features,
                           feature_rank_t *order) noexcept:
