@@ -177,3 +177,18 @@ def test_many_infinite_values_bin_and_predict_as_sklearn(dtype):
         got = HistGradientBoostingRegressor(**params).fit(X, y).predict(X)
         want = SkHGB(**params).fit(X, y).predict(X)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+@pytest.mark.parametrize(
+    "shape", [(0, 3), (1, 1), (63, 2), (64, 5), (65, 7), (1000, 100), (129, 300)]
+)
+def test_binned_by_columns_copies_every_bin(shape, n_threads):
+    """``binned_by_columns``: the rows' bins stored by columns, every byte
+    in its place whatever the tiles' edges and the threads."""
+    from eraboost._engine._binning import binned_by_columns
+
+    X = np.random.default_rng(shape[0]).integers(0, 256, shape, dtype=np.uint8)
+    got = binned_by_columns(X, n_threads)
+    assert got.flags.f_contiguous and got.dtype == np.uint8
+    np.testing.assert_array_equal(got, X)

@@ -419,3 +419,87 @@ def test_same_model_from_either_layout_and_any_threads_on_large_nodes(
         preds.append(est.predict(Xo))
     for p in preds[1:]:
         np.testing.assert_array_equal(p, preds[0])
+
+
+@pytest.mark.parametrize("split_type, n_eras", [("original", 1), ("era", 40)])
+def test_the_partition_reads_a_copy_by_columns(split_type, n_eras, monkeypatch):
+    """Bins stored by rows (few-bin features) get a copy stored by columns
+    for the partition of the nodes' rows, which reads one feature of each
+    row; bins stored by columns are read as they are. With the copy or
+    without it (too large for the memory budget), the same model bit for
+    bit."""
+    from eraboost._engine import engine as engine_module
+    from eraboost._engine import grower as grower_module
+    from eraboost._engine.grower import TreeGrower
+
+    X, y, eras = int5_era_data(3, 5000, 12, 0, n_eras)
+    fit_eras = eras if n_eras > 1 else None
+    params = dict(max_iter=8, max_leaf_nodes=15, split_type=split_type, random_state=0)
+    seen = []
+    real = TreeGrower.from_engine.__func__
+
+    def spy(cls, engine, *args, **kwargs):
+        grower = real(cls, engine, *args, **kwargs)
+        seen.append((engine.X_binned, engine.X_columns, grower.X_columns))
+        return grower
+
+    monkeypatch.setattr(TreeGrower, "from_engine", classmethod(spy))
+    read = []
+    real_split = grower_module.split_indices
+
+    def split_spy(X_binned, *args):
+        read.append(X_binned)
+        return real_split(X_binned, *args)
+
+    monkeypatch.setattr(grower_module, "split_indices", split_spy)
+    preds = []
+    for copy in (True, False):
+        monkeypatch.setattr(
+            engine_module, "column_copy_fits", lambda nbytes, budget=None, c=copy: c
+        )
+        seen.clear()
+        read.clear()
+        est = HistGradientBoostingRegressor(**params).fit(X, y, eras=fit_eras)
+        preds.append(est.predict(X))
+        X_binned, X_columns, used = seen[0]
+        assert X_binned.flags.c_contiguous and used is X_columns
+        assert read and all(r is X_columns for r in read)
+        if copy:
+            assert X_columns.flags.f_contiguous and X_columns is not X_binned
+            np.testing.assert_array_equal(X_columns, X_binned)
+        else:
+            assert X_columns is X_binned
+    np.testing.assert_array_equal(preds[0], preds[1])
+    # stored by columns already: no copy
+    seen.clear()
+    HistGradientBoostingRegressor(**params).fit(np.asfortranarray(X), y, eras=fit_eras)
+    X_binned, X_columns, _ = seen[0]
+    assert X_columns is X_binned
+
+
+def test_a_grower_refuses_columns_of_another_shape():
+    """``TreeGrower``'s ``X_columns`` must hold the same bins as
+    ``X_binned``: another shape is refused."""
+    from eraboost._engine.engine import EngineSettings, build_engine
+    from eraboost._engine.grower import TreeGrower
+
+    X, y, _ = int5_era_data(4, 500, 4, 0, 1)
+    bm = BinMapper().fit(X)
+    Xb = bm.transform(X, by_rows=True)
+    g = np.zeros(len(y), dtype=np.float32)
+    h = np.ones(1, dtype=np.float32)
+    engine = build_engine(EngineSettings(), Xb, bm, None, g, h)
+    with pytest.raises(ValueError, match="X_columns"):
+        TreeGrower(
+            Xb,
+            engine.builder,
+            engine.splitter,
+            engine.pool,
+            engine.root_rows,
+            True,
+            bm.n_bins_non_missing_,
+            engine.has_missing,
+            engine.offsets,
+            bm.max_bins,
+            X_columns=np.asfortranarray(Xb[:, :3]),
+        )

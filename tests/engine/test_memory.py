@@ -110,3 +110,18 @@ except MemoryError as exc:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "per-era histograms would need" in proc.stdout
+
+
+def test_column_copy_takes_at_most_an_eighth_of_the_budget(monkeypatch):
+    """The copy of the binned rows stored by columns (for the partition) is
+    made when it takes at most an eighth of the memory budget; always when
+    the memory available is unknown."""
+    from eraboost._engine import _memory
+
+    assert _memory.column_copy_fits(1000, budget=8000)
+    assert not _memory.column_copy_fits(1001, budget=8000)
+    monkeypatch.setattr(_memory, "memory_budget", lambda: None)
+    assert _memory.column_copy_fits(10**15)
+    monkeypatch.setattr(_memory, "memory_budget", lambda: 8e6)
+    assert _memory.column_copy_fits(10**6)
+    assert not _memory.column_copy_fits(10**6 + 1)

@@ -359,3 +359,32 @@ def columns_with_value(const BIN_t[:, :] X_binned,
                         fl[f] = 1
                         break
     return flags
+
+
+# rows of a tile of ``binned_by_columns``: the tile's rows (64 x the
+# features' bytes) stay in cache while each column's 64 bytes, one cache
+# line, are written
+cdef enum:
+    TILE_ROWS = 64
+
+
+def binned_by_columns(const BIN_t[:, ::1] X_binned, int n_threads):
+    """A copy of ``X_binned`` (stored by rows) stored by columns (Fortran
+    order), written tile by tile of TILE_ROWS rows on the threads.
+
+    The partition of a node's rows reads one feature of each row: a byte
+    of a column here, against a cache line of every row from the matrix
+    stored by rows (``engine.build_engine``)."""
+    cdef Py_ssize_t n = X_binned.shape[0], p = X_binned.shape[1]
+    cdef Py_ssize_t t, i, j, i1, n_tiles = (n + TILE_ROWS - 1) // TILE_ROWS
+    out = np.empty((n, p), dtype=np.uint8, order="F")
+    cdef BIN_t[::1, :] o = out
+    if n == 0 or p == 0:
+        return out
+    with nogil:
+        for t in prange(n_tiles, schedule='static', num_threads=n_threads):
+            i1 = min(n, (t + 1) * TILE_ROWS)
+            for j in range(p):
+                for i in range(t * TILE_ROWS, i1):
+                    o[i, j] = X_binned[i, j]
+    return out

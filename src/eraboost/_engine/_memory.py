@@ -106,6 +106,22 @@ def memory_budget():
     return max(0.8 * min(limits), MIN_MEMORY_BUDGET) if limits else None
 
 
+# the copy of the binned rows stored by columns (for the partition,
+# ``engine.build_engine``) takes at most this share of memory_budget()
+COLUMN_COPY_SHARE = 0.125
+
+
+def column_copy_fits(nbytes, budget=None):
+    """Whether a copy of ``nbytes`` of binned rows stored by columns may be
+    made for the partition of the nodes' rows (``engine.build_engine``): at
+    most COLUMN_COPY_SHARE (an eighth) of ``budget``, which defaults to
+    :func:`memory_budget`; always when the memory available is unknown.
+    Only speed depends on it: the partition is the same from either copy."""
+    if budget is None:
+        budget = memory_budget()
+    return budget is None or nbytes <= COLUMN_COPY_SHARE * budget
+
+
 def check_histogram_memory(
     n_cells,
     n_eras,

@@ -14,9 +14,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._binning import binned_by_columns
 from ._common import MIN_HESSIAN_TO_SPLIT, SPLIT_TYPES, era_options_set
 from ._histogram import HistogramBuilder, histogram_cell_bytes, histogram_layout
-from ._memory import HistogramPool, check_histogram_memory, memory_budget
+from ._memory import (
+    HistogramPool,
+    check_histogram_memory,
+    column_copy_fits,
+    memory_budget,
+)
 from ._splitting import PENALTY_KINDS, Splitter
 
 __all__ = ["MIN_HESSIAN_TO_SPLIT", "Engine", "EngineSettings", "build_engine"]
@@ -90,6 +96,10 @@ class Engine:
         Whether each feature has missing values in the training rows.
     X_binned : ndarray of uint8, shape (n_samples, n_features)
         The binned training rows.
+    X_columns : ndarray of uint8, shape (n_samples, n_features)
+        The same bins stored by columns, for the partition of the nodes'
+        rows (:func:`columns_for_partition`): ``X_binned`` itself unless it
+        is stored by rows.
     bin_mapper : BinMapper
         The fitted mapper that binned them.
     settings : EngineSettings
@@ -109,10 +119,45 @@ class Engine:
     root_rows_are_identity: bool
     has_missing: np.ndarray
     X_binned: np.ndarray
+    X_columns: np.ndarray
     bin_mapper: object
     settings: EngineSettings
     monotonic_cst: np.ndarray | None
     n_threads: int
+
+
+def columns_for_partition(X_binned, n_threads, budget=None):
+    """The binned rows as the partition of a node's rows reads them: by
+    columns.
+
+    The partition reads the split feature's bin of each of the node's
+    rows: a byte of one column from a matrix stored by columns, a cache
+    line of every row from one stored by rows (few-bin features, for the
+    histograms: ``BinMapper.rows_layout_pays``). So a matrix stored by rows
+    of several features gets a copy stored by columns, when the copy takes
+    at most an eighth of the memory budget (``_memory.column_copy_fits``);
+    otherwise, or when ``X_binned`` is not stored by rows, ``X_binned``
+    itself. The partition is the same from either.
+
+    Parameters
+    ----------
+    X_binned : ndarray of uint8, shape (n_samples, n_features)
+    n_threads : int
+    budget : float or None, default=None
+        Bytes of memory to take a share of (``_memory.memory_budget``).
+
+    Returns
+    -------
+    X_columns : ndarray of uint8, shape (n_samples, n_features)
+    """
+    if (
+        X_binned.ndim == 2
+        and X_binned.shape[1] > 1
+        and X_binned.flags.c_contiguous
+        and column_copy_fits(X_binned.nbytes, budget)
+    ):
+        return binned_by_columns(X_binned, n_threads)
+    return X_binned
 
 
 def build_engine(
@@ -227,6 +272,7 @@ def build_engine(
         root_rows_are_identity=identity,
         has_missing=has_missing,
         X_binned=X_binned,
+        X_columns=columns_for_partition(X_binned, n_threads, budget),
         bin_mapper=bin_mapper,
         settings=settings,
         monotonic_cst=monotonic_cst,

@@ -78,7 +78,7 @@ class TreeGrower:
 
     Parameters
     ----------
-    X_binned : ndarray of uint8, Fortran order
+    X_binned : ndarray of uint8, stored by columns (Fortran order) or by rows
     builder : HistogramBuilder
     splitter : Splitter
     pool : HistogramPool
@@ -111,6 +111,10 @@ class TreeGrower:
         Scratch of the partition, as long as ``root_indices`` (None: a new
         one). A fit's trees can share one: a tree's rows are used before
         the next tree is grown.
+    X_columns : ndarray of uint8 or None, default=None
+        The same bins as ``X_binned``, stored by columns, for the partition
+        of the nodes' rows (``engine.columns_for_partition``); None:
+        ``X_binned``.
     """
 
     def __init__(
@@ -138,8 +142,16 @@ class TreeGrower:
         depth_first=False,
         tree_features=None,
         buffer=None,
+        X_columns=None,
     ):
         self.X_binned = X_binned
+        if X_columns is None:
+            X_columns = X_binned
+        elif X_columns.shape != X_binned.shape:
+            raise ValueError(
+                f"X_columns: shape {X_columns.shape}, X_binned's is {X_binned.shape}"
+            )
+        self.X_columns = X_columns
         self.builder = builder
         self.splitter = splitter
         self.pool = pool
@@ -210,7 +222,8 @@ class TreeGrower:
     ):
         """A grower on the parts of a fit's engine (``engine.build_engine``).
 
-        The binned rows, histograms, splitter, bins, growth limits
+        The binned rows (and their copy by columns), histograms, splitter,
+        bins, growth limits
         (``max_leaf_nodes``, ``max_depth``, ``depth_first``), the pooled
         ``min_samples_leaf``, ``monotonic_cst`` and thread count come from
         ``engine``; the other arguments are those of the class, for this
@@ -255,6 +268,7 @@ class TreeGrower:
             depth_first=settings.depth_first,
             tree_features=tree_features,
             buffer=buffer,
+            X_columns=engine.X_columns,
         )
 
     # -- growth ------------------------------------------------------------
@@ -441,7 +455,7 @@ class TreeGrower:
         tic = perf_counter()
         if info.is_categorical:
             n_left = split_indices_categorical(
-                self.X_binned,
+                self.X_columns,
                 info.feature_idx,
                 info.left_cat_bitset,
                 node.sample_indices,
@@ -450,7 +464,7 @@ class TreeGrower:
             )
         else:
             n_left = split_indices(
-                self.X_binned,
+                self.X_columns,
                 info.feature_idx,
                 info.bin_idx,
                 info.missing_go_to_left,
