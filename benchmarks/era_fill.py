@@ -16,6 +16,15 @@ Compare two builds by running it with each on ``PYTHONPATH``, in turn::
     python benchmarks/era_fill.py --kind float --rows 200000 --features 50 \\
         --eras 64 --layouts columns
 
+``--pooled`` times, instead, each dense node's per-era build against a
+pooled build of the same rows (a builder without eras: what ``original``
+pays for the node), node by node, the best time of each over the repeats,
+and prints them by node size (rows per per-era cell of a feature): what
+the per-era cells add to a node, from rows that both builds read::
+
+    python benchmarks/era_fill.py --eras 256 --layouts rows --pooled \
+        --repeats 20
+
 or, where single processes vary more than the difference (a shared
 machine), in one process: ``--against DIR`` loads the histogram module of
 another build (installed with ``pip install --target DIR .``) beside the
@@ -51,6 +60,11 @@ def main(argv=None):
     parser.add_argument("--layouts", default="rows,columns")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1, help="the builder's")
+    parser.add_argument(
+        "--pooled",
+        action="store_true",
+        help="each node's per-era build against a pooled build of its rows",
+    )
     add_against_option(parser)
     args = parser.parse_args(argv)
     layouts = args.layouts.split(",")
@@ -68,6 +82,8 @@ def main(argv=None):
     features = np.arange(args.features, dtype=np.uint32)
     cells = float((block_bins * (args.eras + 1)).mean())
     work = [rows for rows in nodes if len(rows) >= SPARSE_ROWS_PER_CELL * cells]
+    if args.pooled:
+        return against_pooled(args, layouts, Xb, era, g, h, work, block_bins, cells)
     times, hists, ratios = {}, {}, {}
     for layout in layouts:
         X = np.ascontiguousarray(Xb) if layout == "rows" else np.asfortranarray(Xb)
@@ -121,6 +137,91 @@ def main(argv=None):
     if len(builds) == 1:
         times = {layout: times[layout, "this build"] for layout in layouts}
     return {"nodes": len(work), "times": times, "same": same, "ratios": ratios}
+
+
+# node sizes, in rows per per-era cell of a feature (--pooled)
+SIZE_EDGES = (0.25, 1, 4, 16, 64)
+
+
+def against_pooled(args, layouts, Xb, era, g, h, work, block_bins, cells):
+    """--pooled: each node's per-era build against a pooled build of the
+    same rows, the best time of each node over the repeats, the two
+    builds in turn node after node; printed by node size."""
+    features = np.arange(args.features, dtype=np.uint32)
+    sizes = np.array([len(rows) / cells for rows in work])
+    edges = (*SIZE_EDGES, np.inf)
+    result = {}
+    for layout in layouts:
+        X = np.ascontiguousarray(Xb) if layout == "rows" else np.asfortranarray(Xb)
+        builders = {}
+        for name, n_eras in (("eras", args.eras), ("pooled", 1)):
+            offsets = _histogram.histogram_layout(block_bins, n_eras)
+            builder = _histogram.HistogramBuilder(
+                X,
+                block_bins,
+                offsets,
+                n_eras,
+                era if n_eras > 1 else None,
+                g,
+                h,
+                args.threads,
+            )
+            builders[name] = (builder, [builder.empty() for _ in work])
+        best = {name: np.full(len(work), np.inf) for name in builders}
+        for _ in range(args.repeats):
+            for i, rows in enumerate(work):
+                for name, (builder, outs) in builders.items():
+                    tic = time.perf_counter()
+                    builder.compute_brute(rows, outs[i], features)
+                    best[name][i] = min(best[name][i], time.perf_counter() - tic)
+        print(
+            f"{len(work)} dense nodes of tree {args.trees + 1}, {args.kind}, "
+            f"{args.eras} eras, stored by {layout}, {args.threads} thread(s); "
+            f"best of {args.repeats}"
+        )
+        print(
+            "| rows per per-era cell | nodes | rows a node | per-era build (us) "
+            "| pooled build (us) | per-era / pooled | added a node (us) |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        lo = SIZE_EDGES[0]
+        for hi in edges[1:]:
+            sel = (sizes >= lo) & (sizes < hi)
+            if sel.any():
+                k = int(sel.sum())
+                t_e, t_p = best["eras"][sel].sum(), best["pooled"][sel].sum()
+                n_rows = sum(len(rows) for rows, s in zip(work, sel) if s)
+                print(
+                    f"| {lo:g} to {hi:g} | {k} | {n_rows // k:,} | "
+                    f"{t_e / k * 1e6:,.0f} | {t_p / k * 1e6:,.0f} | "
+                    f"{t_e / t_p:.2f} | {(t_e - t_p) / k * 1e6:,.0f} |"
+                )
+            lo = hi
+        total = best["eras"].sum() / best["pooled"].sum()
+        print(f"all nodes: per-era / pooled {total:.2f}")
+        same = all(
+            same_pooled(builders["eras"], builders["pooled"], i, args.features)
+            for i in range(len(work))
+        )
+        print(f"the per-era builds' pooled sums match the pooled builds: {same}")
+        if not same:
+            raise SystemExit("the per-era and the pooled builds disagree")
+        result[layout] = total
+    return {"nodes": len(work), "pooled": result}
+
+
+def same_pooled(eras, pooled, i, n_features):
+    """Whether node i's per-era histograms (their pooled cells) and its
+    pooled ones hold the same rows in every bin, and gradient sums equal
+    but for the order of the additions."""
+    (b_e, outs_e), (b_p, outs_p) = eras, pooled
+    for f in range(n_features):
+        e, p = b_e.block(outs_e[i], f), b_p.block(outs_p[i], f)
+        if not np.array_equal(e["n"][-1], p["n"][0]):
+            return False
+        if not np.allclose(e["g"][-1], p["g"][0], rtol=1e-9, atol=1e-9):
+            return False
+    return True
 
 
 if __name__ == "__main__":

@@ -410,6 +410,49 @@ def test_era_fill_times_another_build_in_turn(monkeypatch):
     assert f"{install} gave the same bytes as this build: True" in out.getvalue()
 
 
+def test_era_fill_times_each_node_against_a_pooled_build(monkeypatch):
+    """``--pooled`` times each dense node's per-era build against a pooled
+    build of the same rows, prints them by node size, and checks that the
+    per-era builds' pooled cells hold the pooled builds' sums."""
+    era_fill = import_benchmark(monkeypatch, "era_fill")
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        args = "--rows 6000 --features 6 --eras 300 --trees 2 --repeats 1"
+        got = era_fill.main([*args.split(), "--layouts", "rows", "--pooled"])
+    assert got["nodes"] > 0
+    assert set(got["pooled"]) == {"rows"} and got["pooled"]["rows"] > 0
+    text = out.getvalue()
+    assert "| rows per per-era cell | nodes |" in text
+    assert "pooled sums match the pooled builds: True" in text
+
+
+def test_era_fill_pooled_check_sees_other_rows(monkeypatch):
+    """The check of ``--pooled`` fails where the two builds did not
+    histogram the same rows."""
+    era_fill = import_benchmark(monkeypatch, "era_fill")
+    from eraboost._engine import _histogram
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, size=(50, 2)).astype(np.uint8)
+    n_bins = np.full(2, 4, dtype=np.uint32)
+    eras = np.repeat(np.arange(5, dtype=np.int32), 10)
+    g = rng.normal(size=50).astype(np.float32)
+    h = np.ones(1, dtype=np.float32)
+    features = np.arange(2, dtype=np.uint32)
+    built = []
+    for n_eras in (5, 1):
+        offsets = _histogram.histogram_layout(n_bins, n_eras)
+        b = _histogram.HistogramBuilder(
+            X, n_bins, offsets, n_eras, eras if n_eras > 1 else None, g, h, 1
+        )
+        built.append((b, [b.empty()]))
+    rows = np.arange(50, dtype=np.uint32)
+    built[0][0].compute_brute(rows, built[0][1][0], features)
+    built[1][0].compute_brute(rows, built[1][1][0], features)
+    assert era_fill.same_pooled(built[0], built[1], 0, 2)
+    built[1][0].compute_brute(rows[:49], built[1][1][0], features)
+    assert not era_fill.same_pooled(built[0], built[1], 0, 2)
+
+
 def test_era_fill_refuses_a_folder_without_eraboost(monkeypatch, tmp_path):
     era_fill = import_benchmark(monkeypatch, "era_fill")
     with pytest.raises(SystemExit, match="no eraboost _histogram module"):
