@@ -1,5 +1,5 @@
 """The benchmark scripts that report more than timings still compute what
-they print (``benchmarks/``)."""
+they print (``benchmarks/peers/`` and ``benchmarks/engine/``)."""
 
 import contextlib
 import importlib
@@ -15,16 +15,18 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
-def import_benchmark(monkeypatch, name):
-    """The script ``benchmarks/<name>.py`` as a module, imported afresh."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
+def import_benchmark(monkeypatch, path):
+    """The script ``benchmarks/<path>.py`` (``"engine/era_phases"``) as a
+    module, imported afresh from its folder, as ``python`` runs it."""
+    folder, name = path.split("/")
+    monkeypatch.syspath_prepend(str(BENCHMARKS / folder))
     sys.modules.pop(name, None)
     return importlib.import_module(name)
 
 
 @pytest.fixture
 def era_phases(monkeypatch):
-    return import_benchmark(monkeypatch, "era_phases")
+    return import_benchmark(monkeypatch, "engine/era_phases")
 
 
 def test_era_phases_rows_and_ratios(era_phases):
@@ -73,7 +75,7 @@ def test_era_phases_rows_and_ratios(era_phases):
 
 @pytest.fixture
 def compare(monkeypatch):
-    return import_benchmark(monkeypatch, "compare")
+    return import_benchmark(monkeypatch, "peers/compare")
 
 
 def test_compare_selects_runs_by_label_and_eras(compare):
@@ -100,7 +102,7 @@ def test_compare_selects_runs_by_label_and_eras(compare):
 def test_make_data_by_columns_and_from_its_cache(monkeypatch, tmp_path):
     """The data of ``compare.py``: stored by columns on request, and the same
     values read back from the cache as drawn without it."""
-    data = import_benchmark(monkeypatch, "_data")
+    data = import_benchmark(monkeypatch, "engine/_data")
     for kind in ("int5", "float"):
         X, y, eras = data.make_data(kind, 300, 5, 3)
         assert X.flags.c_contiguous and np.bincount(eras).tolist() == [100] * 3
@@ -181,7 +183,7 @@ def test_compare_numerai_full_case_and_its_targets(compare):
 
 @pytest.fixture
 def phases(monkeypatch):
-    return import_benchmark(monkeypatch, "phases")
+    return import_benchmark(monkeypatch, "engine/phases")
 
 
 def test_phases_table_of_eraboost_and_sklearn(phases, tmp_path):
@@ -267,7 +269,7 @@ def test_phases_split_types_and_speedups(phases, tmp_path):
 
 
 def test_core_speed_table(monkeypatch):
-    core_speed = import_benchmark(monkeypatch, "core_speed")
+    core_speed = import_benchmark(monkeypatch, "engine/core_speed")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         core_speed.main(["--processes", "1,2", "--loop", "1000", "--megabytes", "8"])
@@ -302,9 +304,9 @@ def test_phases_reads_xgboost_monitor(phases):
 
 
 def test_scan_bounds_finds_the_same_splits(monkeypatch):
-    """benchmarks/scan_bounds.py times the scan with and without the bounds
+    """benchmarks/engine/scan_bounds.py times the scan with and without the bounds
     of docs/criteria.md and checks the splits are the same."""
-    scan_bounds = import_benchmark(monkeypatch, "scan_bounds")
+    scan_bounds = import_benchmark(monkeypatch, "engine/scan_bounds")
     for split_type in ("era", "directional"):
         with contextlib.redirect_stdout(io.StringIO()):
             args = "--rows 6000 --features 6 --eras 8 --trees 3 --repeats 1"
@@ -319,7 +321,7 @@ def test_scan_bounds_compares_the_scans_by_gain_sums(monkeypatch):
     """``--compare gain-sums`` times the scans with and without the gain
     sums alone (features of few bins under ``era``), each histogram read
     just before its scan, and checks the splits are the same."""
-    scan_bounds = import_benchmark(monkeypatch, "scan_bounds")
+    scan_bounds = import_benchmark(monkeypatch, "engine/scan_bounds")
     with contextlib.redirect_stdout(io.StringIO()) as text:
         args = "--kind int5 --rows 6000 --features 6 --eras 12 --trees 3 --repeats 1"
         out = scan_bounds.main([*args.split(), "--compare", "gain-sums", "--in-cache"])
@@ -332,7 +334,7 @@ def test_scan_bounds_times_the_sparse_nodes(monkeypatch):
     """``--sparse`` times the scans of the tree's sparse nodes with and
     without the screening of their candidates, checks the splits are the
     same, and counts the candidates screened out."""
-    scan_bounds = import_benchmark(monkeypatch, "scan_bounds")
+    scan_bounds = import_benchmark(monkeypatch, "engine/scan_bounds")
     for split_type in ("era", "directional"):
         with contextlib.redirect_stdout(io.StringIO()) as text:
             args = (
@@ -381,9 +383,9 @@ def test_era_phases_size_classes(era_phases):
 
 
 def test_era_fill_times_both_layouts(monkeypatch):
-    """benchmarks/era_fill.py times the per-era histograms of a tree's
+    """benchmarks/engine/era_fill.py times the per-era histograms of a tree's
     nodes from both layouts and checks they give the same bytes."""
-    era_fill = import_benchmark(monkeypatch, "era_fill")
+    era_fill = import_benchmark(monkeypatch, "engine/era_fill")
     with contextlib.redirect_stdout(io.StringIO()) as out:
         args = "--rows 6000 --features 6 --eras 300 --trees 2 --repeats 1"
         got = era_fill.main(args.split())
@@ -396,7 +398,7 @@ def test_era_fill_times_another_build_in_turn(monkeypatch):
     """``--against DIR`` loads the histogram module of the eraboost
     installed in DIR beside the imported one and times both in turn: here
     the imported build itself, which gives the same bytes."""
-    era_fill = import_benchmark(monkeypatch, "era_fill")
+    era_fill = import_benchmark(monkeypatch, "engine/era_fill")
     import eraboost
 
     install = os.path.dirname(os.path.dirname(eraboost.__file__))
@@ -414,7 +416,7 @@ def test_era_fill_times_each_node_against_a_pooled_build(monkeypatch):
     """``--pooled`` times each dense node's per-era build against a pooled
     build of the same rows, prints them by node size, and checks that the
     per-era builds' pooled cells hold the pooled builds' sums."""
-    era_fill = import_benchmark(monkeypatch, "era_fill")
+    era_fill = import_benchmark(monkeypatch, "engine/era_fill")
     with contextlib.redirect_stdout(io.StringIO()) as out:
         args = "--rows 6000 --features 6 --eras 300 --trees 2 --repeats 1"
         got = era_fill.main([*args.split(), "--layouts", "rows", "--pooled"])
@@ -428,7 +430,7 @@ def test_era_fill_times_each_node_against_a_pooled_build(monkeypatch):
 def test_era_fill_pooled_check_sees_other_rows(monkeypatch):
     """The check of ``--pooled`` fails where the two builds did not
     histogram the same rows."""
-    era_fill = import_benchmark(monkeypatch, "era_fill")
+    era_fill = import_benchmark(monkeypatch, "engine/era_fill")
     from eraboost._engine import _histogram
 
     rng = np.random.default_rng(0)
@@ -454,7 +456,7 @@ def test_era_fill_pooled_check_sees_other_rows(monkeypatch):
 
 
 def test_era_fill_refuses_a_folder_without_eraboost(monkeypatch, tmp_path):
-    era_fill = import_benchmark(monkeypatch, "era_fill")
+    era_fill = import_benchmark(monkeypatch, "engine/era_fill")
     with pytest.raises(SystemExit, match="no eraboost _histogram module"):
         era_fill.main(["--rows", "6000", "--against", str(tmp_path)])
 
@@ -464,7 +466,7 @@ def test_scan_bounds_times_another_build_in_turn(monkeypatch, tmp_path):
     eraboost installed in DIR beside the imported one and times both scans
     in turn: here the imported build itself, which finds the same splits;
     a folder without eraboost is refused."""
-    scan_bounds = import_benchmark(monkeypatch, "scan_bounds")
+    scan_bounds = import_benchmark(monkeypatch, "engine/scan_bounds")
     import eraboost
 
     install = os.path.dirname(os.path.dirname(eraboost.__file__))
@@ -480,9 +482,9 @@ def test_scan_bounds_times_another_build_in_turn(monkeypatch, tmp_path):
 
 
 def test_leaf_values_times_both_ways(monkeypatch):
-    """benchmarks/leaf_values.py times the raw-prediction update by leaves
+    """benchmarks/engine/leaf_values.py times the raw-prediction update by leaves
     and by ranges of rows, and checks the sums are the same."""
-    leaf_values = import_benchmark(monkeypatch, "leaf_values")
+    leaf_values = import_benchmark(monkeypatch, "engine/leaf_values")
     with contextlib.redirect_stdout(io.StringIO()) as out:
         got = leaf_values.main(
             ["--rows", "20000", "--threads", "1,2", "--repeats", "2"]
@@ -501,7 +503,7 @@ def test_partition_times_another_build_in_turn(monkeypatch, tmp_path):
     with this build and with the build installed in DIR, in turn: here the
     imported build itself, which gives the same rows; a folder without
     eraboost is refused."""
-    partition = import_benchmark(monkeypatch, "partition")
+    partition = import_benchmark(monkeypatch, "engine/partition")
     import eraboost
 
     install = os.path.dirname(os.path.dirname(eraboost.__file__))

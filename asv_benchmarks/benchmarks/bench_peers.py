@@ -3,7 +3,7 @@ scikit-learn, LightGBM and XGBoost (``hist``), the same trees (31 leaves,
 255 bins, no L2 regularisation), no eras, early stopping off.
 
 Run from ``asv_benchmarks/``: ``asv run --quick``. asv times each library on
-its own; ``benchmarks/compare.py`` prints the ratios side by side.
+its own; ``benchmarks/peers/compare.py`` prints the ratios side by side.
 """
 
 import os

@@ -26,15 +26,15 @@ it, and times the scans alone.
 
 Usage::
 
-    python benchmarks/scan_bounds.py --kind float --rows 30000 --features 10 \\
+    python benchmarks/engine/scan_bounds.py --kind float --rows 30000 --features 10 \\
         --eras 20 --split-type era
-    python benchmarks/scan_bounds.py --kind int5 --rows 200000 --features 50 \\
+    python benchmarks/engine/scan_bounds.py --kind int5 --rows 200000 --features 50 \\
         --eras 256 --split-type directional
-    python benchmarks/scan_bounds.py --kind int5 --rows 200000 --features 50 \\
+    python benchmarks/engine/scan_bounds.py --kind int5 --rows 200000 --features 50 \\
         --eras 1024 --compare gain-sums --in-cache --repeats 15
-    python benchmarks/scan_bounds.py --kind int5 --rows 200000 --features 50 \\
+    python benchmarks/engine/scan_bounds.py --kind int5 --rows 200000 --features 50 \\
         --eras 256 --in-cache --repeats 20 --against /tmp/before
-    python benchmarks/scan_bounds.py --kind float --rows 30000 --features 10 \\
+    python benchmarks/engine/scan_bounds.py --kind float --rows 30000 --features 10 \\
         --eras 20 --sparse --repeats 30 --against /tmp/before
 
 One thread (the scan's own threads are measured by the fits).

@@ -2,14 +2,14 @@
 
 Every table of docs/experiments.md comes from one of these commands::
 
-    python benchmarks/experiments.py papers --configs 20 --seeds 3
-    python benchmarks/experiments.py papers --grid table --tasks memorization \
-        --configs 10 --seeds 2
-    python benchmarks/experiments.py synthetic --configs 10 --seeds 2
-    python benchmarks/experiments.py real --configs 10
-    python benchmarks/experiments.py penalty
-    python benchmarks/experiments.py stall
-    python benchmarks/experiments.py alphas
+    python benchmarks/experiments/experiments.py papers --configs 20 --seeds 3
+    python benchmarks/experiments/experiments.py papers --grid table \
+        --tasks memorization --configs 10 --seeds 2
+    python benchmarks/experiments/experiments.py synthetic --configs 10 --seeds 2
+    python benchmarks/experiments/experiments.py real --configs 10
+    python benchmarks/experiments/experiments.py penalty
+    python benchmarks/experiments/experiments.py stall
+    python benchmarks/experiments/experiments.py alphas
 
 (the figures in docs/experiments.md were run with ``OMP_WAIT_POLICY=passive``;
 the results do not depend on it, only the time does).

@@ -1,7 +1,7 @@
 """Where the era criteria's extra time goes: phase times and rows histogrammed.
 
 Fits ``original``, ``era`` and ``directional`` one after the other in one
-process on ``benchmarks/compare.py``'s data (the same generator, seed and
+process on ``benchmarks/peers/compare.py``'s data (the same generator, seed and
 target) and prints, for each, the fit time, eraboost's verbose phase times
 (histograms, split finding, applying splits) and the rows whose histograms
 are built row by row per tree (the root's and each split's smaller child's;
@@ -12,9 +12,9 @@ histogram time per row as ratios to ``original``'s.
 
 Usage::
 
-    python benchmarks/era_phases.py --kind int5 \\
+    python benchmarks/engine/era_phases.py --kind int5 \\
         --rows 1000000 --features 100 --trees 100 --leaves 31 --eras 16,256,1024
-    python benchmarks/era_phases.py --kind float \\
+    python benchmarks/engine/era_phases.py --kind float \\
         --rows 200000 --features 50 --trees 50 --leaves 32 --eras 64
 
 ``--per-call`` also times each histogram build and each call of split

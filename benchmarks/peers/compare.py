@@ -10,27 +10,27 @@ repeat, so that slow phases of a busy machine hit both sides.
 
 Usage::
 
-    python benchmarks/compare.py --repeats 5 \\
+    python benchmarks/peers/compare.py --repeats 5 \\
         --peer-python /work/venv-erasplit/bin/python
 
     # one case at 1, 2 and 16 threads
-    python benchmarks/compare.py --cases int8 --threads 1,2,16
+    python benchmarks/peers/compare.py --cases int8 --threads 1,2,16
 
     # eraboost's three criteria on one case at 256 eras only
-    python benchmarks/compare.py --cases int8 --eras 256 --only '^eraboost'
+    python benchmarks/peers/compare.py --cases int8 --eras 256 --only '^eraboost'
 
     # the same fits under OMP_WAIT_POLICY=passive (labelled so in the table)
-    python benchmarks/compare.py --cases float --wait-policy passive
+    python benchmarks/peers/compare.py --cases float --wait-policy passive
 
     # Numerai at full scale (issue 30's target 3; 16 cores, 128 GB):
     # every fit once, then era twice more, the data drawn once
-    python benchmarks/compare.py --cases numerai-full --repeats 1 \
+    python benchmarks/peers/compare.py --cases numerai-full --repeats 1 \
         --data-cache /tmp/eb-data --phases
-    python benchmarks/compare.py --cases numerai-full --repeats 3 \
+    python benchmarks/peers/compare.py --cases numerai-full --repeats 3 \
         --only '^eraboost era$' --data-cache /tmp/eb-data --phases
 
     # quick smoke run, one case, one repeat
-    python benchmarks/compare.py --quick --cases peer --repeats 1
+    python benchmarks/peers/compare.py --quick --cases peer --repeats 1
 
 Results are appended to ``--out`` (JSON lines) as they come; running again
 with the same file resumes: finished (case, estimator, repeat) runs are
@@ -85,6 +85,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+# the fits' processes import the data generator from benchmarks/engine/_data.py
+ENGINE = Path(__file__).resolve().parents[1] / "engine"
+
 CHILD = r"""
 import json, os, resource, sys, time, warnings
 import numpy as np
@@ -97,7 +100,7 @@ def rss_now_mb():
                 return int(line.split()[1]) / 1024
     return float("nan")
 
-sys.path.insert(0, sys.argv[2])  # benchmarks/, for _data
+sys.path.insert(0, sys.argv[2])  # benchmarks/engine/, for _data
 from _data import make_data
 n_eras = spec["n_eras"]
 X, y, eras = make_data(spec["kind"], spec["n"], spec["p"], n_eras,
@@ -382,7 +385,7 @@ def run_one(spec, python):
     if spec.get("threads"):
         env["OMP_NUM_THREADS"] = str(spec["threads"])
     proc = subprocess.run(
-        [python, "-c", CHILD, json.dumps(spec), str(Path(__file__).resolve().parent)],
+        [python, "-c", CHILD, json.dumps(spec), str(ENGINE)],
         capture_output=True,
         text=True,
         env=env,

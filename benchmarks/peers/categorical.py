@@ -1,6 +1,6 @@
 """Fit time with categorical features: eraboost vs scikit-learn.
 
-Usage: python benchmarks/categorical.py [n_samples]
+Usage: python benchmarks/peers/categorical.py [n_samples]
 
 Data: 4 numeric and 4 categorical features (50, 50, 200 and 200
 categories, 5% missing), 32 eras; 50 iterations, 31 leaves, early stopping

@@ -10,7 +10,7 @@ median and best of ``--repeats`` calls.
 
 Usage::
 
-    python benchmarks/leaf_values.py --threads 1,4,16
+    python benchmarks/engine/leaf_values.py --threads 1,4,16
 """
 
 import argparse

@@ -3,7 +3,7 @@ LocalCluster through joblib's Dask backend, and whether their results agree.
 
 Usage::
 
-    python benchmarks/dask_sweep.py --workers 2
+    python benchmarks/experiments/dask_sweep.py --workers 2
 
 Local runs use every core through OpenMP; each Dask worker is one process
 with one thread (``OMP_NUM_THREADS=1``). On a multi-machine cluster, pass

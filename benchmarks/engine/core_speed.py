@@ -15,7 +15,7 @@ threads than on one (where its work is bound by the cores, not memory).
 
 Usage::
 
-    python benchmarks/core_speed.py --processes 1,8,16
+    python benchmarks/engine/core_speed.py --processes 1,8,16
 """
 
 import argparse

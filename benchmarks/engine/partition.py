@@ -12,9 +12,9 @@ runs them, between histograms and scans, not over and over on the same rows.
 Usage::
 
     pip install --no-build-isolation --target /tmp/before .   # at the old commit
-    python benchmarks/partition.py --kind int5 --eras 256 --split-type era \\
+    python benchmarks/engine/partition.py --kind int5 --eras 256 --split-type era \\
         --against /tmp/before
-    python benchmarks/partition.py --kind float --eras 64 \\
+    python benchmarks/engine/partition.py --kind float --eras 64 \\
         --split-type original --against /tmp/before
 """
 

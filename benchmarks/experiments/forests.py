@@ -18,8 +18,8 @@ and scikit-learn). Times are medians of ``--repeats`` fits.
 
 Usage::
 
-    python benchmarks/forests.py --part irf --seeds 3
-    python benchmarks/forests.py --part trt \\
+    python benchmarks/experiments/forests.py --part irf --seeds 3
+    python benchmarks/experiments/forests.py --part trt \\
         --peer-python /path/to/venv/bin/python
 """
 

@@ -10,7 +10,7 @@ SHA-256 per model of everything it predicts on new data (``predict``,
 and shape). Only the public API is used, so the same script runs against
 any build::
 
-    python benchmarks/predictions_fingerprint.py > after.json
+    python benchmarks/engine/predictions_fingerprint.py > after.json
     diff before.json after.json   # nothing: bit-identical predictions
 
 Set ``OMP_NUM_THREADS`` the same for both runs (the predictions do not

@@ -9,7 +9,7 @@ is timed on the same data (optional; not needed otherwise).
 
 Usage::
 
-    python benchmarks/robust_oct.py [--seeds 0 1 2]
+    python benchmarks/experiments/robust_oct.py [--seeds 0 1 2]
         [--depths 2 3] [--time-limit 600] [--gurobi-time-limit 600]
         [--gurobi-seeds 0] [--skip-eraboost]
 """

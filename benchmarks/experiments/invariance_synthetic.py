@@ -11,7 +11,7 @@ TRT (Moneda, section 5.3.3): holdout AUC of one deep tree and of a booster,
 plain against the time-robust settings (split_type='era' with alpha -inf or
 0, min_samples_leaf_per_era=10).
 
-Usage: python benchmarks/invariance_synthetic.py [--seeds 5]
+Usage: python benchmarks/experiments/invariance_synthetic.py [--seeds 5]
 """
 
 import argparse

@@ -25,12 +25,12 @@ not cover.
 
 Usage::
 
-    python benchmarks/phases.py --case int8 --threads 1,2
-    python benchmarks/phases.py --case float --threads 16 --repeats 3
+    python benchmarks/engine/phases.py --case int8 --threads 1,2
+    python benchmarks/engine/phases.py --case float --threads 16 --repeats 3
     # eraboost on the same data stored by columns (Fortran order)
-    python benchmarks/phases.py --case int8 --libs eraboost --order C,F
+    python benchmarks/engine/phases.py --case int8 --libs eraboost --order C,F
     # how each phase scales with the threads, with and without eras
-    python benchmarks/phases.py --case int8 --libs eraboost --threads 1,4,16 \\
+    python benchmarks/engine/phases.py --case int8 --libs eraboost --threads 1,4,16 \\
         --split-types original,era --eras 256
 
 With several thread counts, a second table gives each phase's speedup: its
@@ -49,7 +49,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "peers"))  # compare.py, for its cases
 
 from compare import FULL, QUICK  # noqa: E402
 

@@ -7,11 +7,11 @@ default / passive within a repeat (below 1.0: the default is faster).
 
 Usage::
 
-    python benchmarks/wait_policy.py --repeats 3
-    python benchmarks/wait_policy.py --quick --repeats 1
+    python benchmarks/engine/wait_policy.py --repeats 3
+    python benchmarks/engine/wait_policy.py --quick --repeats 1
 
     # one size and criterion, more repeats
-    python benchmarks/wait_policy.py --only "200k.*era" --repeats 7
+    python benchmarks/engine/wait_policy.py --only "200k.*era" --repeats 7
 """
 
 import argparse
@@ -21,7 +21,7 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))  # compare.py
 from compare import run_one
 
 # (name, data): three sizes, each fitted by original and by era

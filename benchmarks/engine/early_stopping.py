@@ -8,7 +8,7 @@ holding out 10% of the eras, so only the scoring differs.
 
 Usage::
 
-    python benchmarks/early_stopping.py --repeats 5
+    python benchmarks/engine/early_stopping.py --repeats 5
 
 The data are those of ``compare.py``'s ``numerai-example`` case: 500,000 x
 300 int8 features (0..4), 200 eras, learning rate 0.01, depth 5, 32 leaves,

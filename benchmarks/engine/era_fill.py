@@ -11,9 +11,9 @@ the builds of ``--against`` do).
 
 Compare two builds by running it with each on ``PYTHONPATH``, in turn::
 
-    python benchmarks/era_fill.py --kind int5 --rows 200000 --features 50 \\
+    python benchmarks/engine/era_fill.py --kind int5 --rows 200000 --features 50 \\
         --eras 1024
-    python benchmarks/era_fill.py --kind float --rows 200000 --features 50 \\
+    python benchmarks/engine/era_fill.py --kind float --rows 200000 --features 50 \\
         --eras 64 --layouts columns
 
 ``--pooled`` times, instead, each dense node's per-era build against a
@@ -22,7 +22,7 @@ pays for the node), node by node, the best time of each over the repeats,
 and prints them by node size (rows per per-era cell of a feature): what
 the per-era cells add to a node, from rows that both builds read::
 
-    python benchmarks/era_fill.py --eras 256 --layouts rows --pooled \
+    python benchmarks/engine/era_fill.py --eras 256 --layouts rows --pooled \
         --repeats 20
 
 or, where single processes vary more than the difference (a shared
@@ -32,7 +32,7 @@ imported one, and the builds fill the same nodes in turn, repeat after
 repeat; the median of the ratios of each repeat is printed::
 
     pip install --no-build-isolation --target /tmp/before .   # at the old commit
-    python benchmarks/era_fill.py --eras 256 --layouts rows --repeats 20 \\
+    python benchmarks/engine/era_fill.py --eras 256 --layouts rows --repeats 20 \\
         --against /tmp/before
 """
 
