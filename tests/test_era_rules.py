@@ -1,7 +1,7 @@
 """The decisions of 2026-11-22 (docs/criteria.md): splittable eras, pooled
 progress, and the end of a fit whose rounds can no longer split.
 
-Node by node, the engine must choose the reference's split (tests/reference.py)
+Node by node, the engine must choose the reference's split (tests/engine/reference.py)
 on nodes with eras too small to be split; on hand-made data, the rules must
 change what is chosen as the specification says.
 """
