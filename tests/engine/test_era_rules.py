@@ -8,14 +8,14 @@ change what is chosen as the specification says.
 
 import numpy as np
 import pytest
-import reference
-from test_criteria import check_node, engine_tree, gradients
-from test_splitting import CATEGORICAL, Case
 
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from eraboost._engine._common import SPLIT_TYPES as SPLIT_CODES
 from eraboost._engine._common import era_options_set
 from eraboost._engine.engine import EngineSettings
+from tests.engine import reference
+from tests.engine.test_criteria import check_node, engine_tree, gradients
+from tests.engine.test_splitting import CATEGORICAL, Case
 
 SPLIT_TYPES = ["original", "era", "directional"]
 
