@@ -6,10 +6,10 @@ import re
 import numpy as np
 import pytest
 import sklearn.utils.validation
-from reference import best_split
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 
 from eraboost import HistGradientBoostingRegressor
+from tests.engine.reference import best_split
 
 ALPHAS = [-np.inf, -2.0, 0.0, 2.0, np.inf]
 SPLIT_TYPES = ["original", "era", "directional"]

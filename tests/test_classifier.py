@@ -9,11 +9,11 @@ from scipy.special import expit
 from sklearn.ensemble import HistGradientBoostingClassifier as SkHGBC
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
-from test_criteria import check_tree
 
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from eraboost._eras import era_train_val_split
 from eraboost.demo import make_era_classification_data
+from tests.engine.test_criteria import check_tree
 
 SPLIT_TYPES = ["original", "era", "directional"]
 

@@ -3,7 +3,6 @@
 import numpy as np
 import pandas as pd
 import pytest
-from reference import newton
 from sklearn.feature_selection import SelectFromModel
 from sklearn.utils.validation import NotFittedError
 
@@ -14,6 +13,7 @@ from eraboost.inspection import (
     split_counts,
     split_feature_shares,
 )
+from tests.engine.reference import newton
 
 
 def _planted(n=4000, seed=0):

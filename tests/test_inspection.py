@@ -1,10 +1,8 @@
-"""Split-frequency shares and the paper datasets."""
+"""Split-frequency shares and importances (``eraboost.inspection``)."""
 
 import numpy as np
-import pytest
 
 from eraboost import HistGradientBoostingRegressor, InvariantForestRegressor
-from eraboost.datasets import make_irf_regression, make_trt_example
 from eraboost.inspection import (
     feature_importances,
     split_counts,
@@ -58,23 +56,3 @@ def test_forest_importances_are_per_tree_gain_shares_and_split_frequencies():
         split_feature_shares(est, weighted=True), frequency / frequency.sum()
     )
     np.testing.assert_array_equal(split_counts(est), n_splits)
-
-
-def test_datasets_follow_their_equations():
-    X, y, eras, Xt, yt = make_irf_regression(d=3, n_per_era=20000, random_state=0)
-    assert X.shape == (40000, 4) and Xt.shape == (20000, 4)
-    # one environmental column by default, d of them on request
-    assert make_irf_regression(d=3, n_per_era=10, n_env_features=3, random_state=0)[
-        0
-    ].shape == (20, 6)
-    np.testing.assert_array_equal(np.bincount(eras), [20000, 20000])
-    # X2 - Y has standard deviation sigma_e * sqrt(d) in each era
-    for e, sigma in enumerate((0.1, 2.0)):
-        noise = X[eras == e, 3:] - y[eras == e, None]
-        assert np.std(noise) == pytest.approx(sigma * np.sqrt(3), rel=0.02)
-    assert np.std(Xt[:, 3:] - yt[:, None]) == pytest.approx(5 * np.sqrt(3), rel=0.02)
-    X, y, eras, Xt, yt = make_trt_example(n_per_period=5000, random_state=0)
-    first = eras == 0
-    # X2 is the latent target in period 1 and unrelated later
-    np.testing.assert_array_equal(X[first, 1] > 0.5, y[first] == 1)
-    assert abs(np.corrcoef(Xt[:, 1], yt)[0, 1]) < 0.05

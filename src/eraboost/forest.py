@@ -40,7 +40,7 @@ from sklearn.utils.validation import (
 )
 
 from ._engine._common import G_DTYPE, SPLIT_TYPES
-from ._engine._openmp import effective_n_threads
+from ._engine._openmp import effective_n_threads, warn_if_serial
 from ._engine.binning import INT_DTYPES, BinMapper
 from ._engine.engine import EngineSettings, build_engine
 from ._engine.grower import TreeGrower
@@ -271,6 +271,7 @@ class _BaseInvariantForest(BaseEstimator):
 
     # -- helpers ------------------------------------------------------------
     def _n_threads(self):
+        warn_if_serial(self.n_jobs, f"n_jobs={self.n_jobs}")
         n = effective_n_threads()
         if self.n_jobs is None or self.n_jobs == 0:
             return n

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from reference import best_split, boltzmann, newton, score
 from sklearn.base import clone
 
 from eraboost import HistGradientBoostingRegressor
@@ -14,6 +13,7 @@ from eraboost._engine._criteria import (
     per_era_directions,
     per_era_gains,
 )
+from tests.engine.reference import best_split, boltzmann, newton, score
 
 ALPHAS = [-np.inf, -2.0, 0.0, 2.0, np.inf]
 SPLIT_TYPES = ["original", "era", "directional"]

@@ -10,14 +10,14 @@ hold.
 
 import numpy as np
 import pytest
-from reference import best_split
-from test_criteria import check_tree
 
 from eraboost._engine import grower as grower_module
 from eraboost._engine._histogram import SparseHistogram
 from eraboost._engine.binning import BinMapper
 from eraboost._engine.engine import EngineSettings, build_engine
 from eraboost._engine.grower import TreeGrower
+from tests.engine.reference import best_split
+from tests.engine.test_criteria import check_tree
 
 SPLIT_TYPES = ["original", "era", "directional"]
 

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
-from test_binning import fit_sklearn_mapper
 from threadpoolctl import threadpool_limits
 
 from eraboost import HistGradientBoostingRegressor
 from eraboost._engine import _memory, binning
 from eraboost._engine._binning import int_column_range, int_value_counts
 from eraboost._engine.binning import BinMapper
+from tests.engine.test_binning import fit_sklearn_mapper
 
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16]
 

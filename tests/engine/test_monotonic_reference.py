@@ -20,8 +20,9 @@ the tests below show both.
 
 import numpy as np
 import pytest
-import reference
-from test_splitting import Case
+
+from tests.engine import reference
+from tests.engine.test_splitting import Case
 
 MONOTONIC = [1, -1, 1, -1]
 

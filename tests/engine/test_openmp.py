@@ -6,8 +6,13 @@ the one it was built with. Inside the boosting loop the losses are called with
 (``eraboost._engine._loss_calls``), with the same values as one call; the
 half squared error's gradient is eraboost's own loop, with scikit-learn's
 values.
+
+In a build without OpenMP (the ``openmp`` meson option) the engine runs on
+one thread and warns once when more are asked for; the tests of threads
+skip there, the tests of that warning run only there.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -29,7 +34,14 @@ from sklearn._loss.loss import (
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from eraboost._engine._gradients import half_squared_error_gradient
 from eraboost._engine._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
-from eraboost._engine._openmp import run_in_chunks
+from eraboost._engine._openmp import openmp_enabled, run_in_chunks
+
+openmp_only = pytest.mark.skipif(
+    not openmp_enabled(), reason="built without OpenMP: eraboost runs on one thread"
+)
+serial_only = pytest.mark.skipif(
+    openmp_enabled(), reason="built with OpenMP: no serial-build warning"
+)
 
 
 @pytest.mark.parametrize("n", [0, 1, 3, 7, 40, 41, 1000])
@@ -147,6 +159,7 @@ def test_the_loop_calls_losses_on_one_thread(loss_threads, make, classes):
     assert {n for _, n in loss_threads} == {1}
 
 
+@openmp_only
 def test_no_thread_of_another_runtime_is_started(tmp_path):
     """In a fresh process with two OpenMP threads: a parallel call into
     scikit-learn's runtime starts a worker thread of its own; a fit starts
@@ -252,3 +265,91 @@ def test_own_squared_error_gradient_checks_its_lengths():
         half_squared_error_gradient(y, np.zeros(9), np.zeros(10, np.float32), 1)
     with pytest.raises(ValueError, match="one each per row"):
         half_squared_error_gradient(y, np.zeros(10), np.zeros(11, np.float32), 1)
+
+
+THREAD_SCRIPT = """
+import json, sys, warnings
+import numpy as np
+from eraboost import HistGradientBoostingRegressor, InvariantForestRegressor
+from eraboost._engine._openmp import effective_n_threads
+
+rng = np.random.RandomState(0)
+X = rng.normal(size=(3000, 4))
+y = X[:, 0] + rng.normal(size=3000)
+n_jobs = None if sys.argv[1] == "None" else int(sys.argv[1])
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    predictions = []
+    for _ in range(2):
+        model = HistGradientBoostingRegressor(max_iter=5).fit(X, y)
+        predictions.append(model.predict(X))
+        forest = InvariantForestRegressor(n_estimators=2, n_jobs=n_jobs, max_depth=3)
+        predictions.append(forest.fit(X, y).predict(X))
+json.dump(
+    {
+        "threads": effective_n_threads(),
+        "warnings": [str(w.message) for w in caught],
+        "predictions": [p.tolist() for p in predictions],
+    },
+    sys.stdout,
+)
+"""
+
+
+def run_thread_script(tmp_path, omp_num_threads, n_jobs):
+    """Two regressor and two forest fits in a fresh process (the warning is
+    given once a process): the thread count, the warnings, the predictions."""
+    path = tmp_path / "threads.py"
+    path.write_text(THREAD_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    if omp_num_threads is not None:
+        env["OMP_NUM_THREADS"] = omp_num_threads
+    res = subprocess.run(
+        [sys.executable, str(path), str(n_jobs)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+@serial_only
+@pytest.mark.parametrize(
+    "omp_num_threads,n_jobs,asked",
+    [
+        ("4", None, "OMP_NUM_THREADS asks for 4 threads"),
+        ("3,2", 1, "OMP_NUM_THREADS asks for 3 threads"),
+        (None, 2, "n_jobs=2 asks for 2 threads"),
+        ("1", 2, "n_jobs=2 asks for 2 threads"),
+    ],
+)
+def test_serial_build_warns_once_when_threads_are_asked_for(
+    tmp_path, omp_num_threads, n_jobs, asked
+):
+    out = run_thread_script(tmp_path, omp_num_threads, n_jobs)
+    assert out["threads"] == 1
+    assert len(out["warnings"]) == 1, out["warnings"]
+    message = out["warnings"][0]
+    assert message.startswith(asked)
+    assert "built without OpenMP and runs on one thread" in message
+    # the fits still run, the same each time
+    assert out["predictions"][0] == out["predictions"][2]
+
+
+@serial_only
+@pytest.mark.parametrize("omp_num_threads,n_jobs", [(None, None), ("1", 1), ("x", 1)])
+def test_serial_build_is_silent_when_one_thread_is_asked_for(
+    tmp_path, omp_num_threads, n_jobs
+):
+    out = run_thread_script(tmp_path, omp_num_threads, n_jobs)
+    assert out["threads"] == 1
+    assert out["warnings"] == []
+
+
+@openmp_only
+def test_openmp_build_uses_the_threads_asked_for_without_warning(tmp_path):
+    out = run_thread_script(tmp_path, "2", 2)
+    assert out["threads"] == min(2, len(os.sched_getaffinity(0)))
+    assert out["warnings"] == []

@@ -12,8 +12,6 @@ rows and checks the children the same way.
 
 import numpy as np
 import pytest
-import reference
-from reference import best_split
 
 from eraboost._engine._common import SPLIT_TYPES
 from eraboost._engine._histogram import HistogramBuilder, histogram_layout
@@ -25,6 +23,8 @@ from eraboost._engine._splitting import (
     split_indices,
     split_indices_categorical,
 )
+from tests.engine import reference
+from tests.engine.reference import best_split
 
 ALPHAS = [-np.inf, -1.0, 0.0, 2.0, np.inf]
 

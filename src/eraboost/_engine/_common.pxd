@@ -6,8 +6,9 @@ ctypedef double Y_t         # sums, values, raw predictions
 ctypedef uint8_t BIN_t      # binned feature values
 
 # One feature's block of a node's histogram (``_histogram.pyx``): for each
-# of its cells (era rows of n_bins cells, then the pooled row, then padding)
-# the sums of the rows of one era falling in one bin, as three arrays.
+# of its cells the sums of the rows of one era falling in one bin, as three
+# arrays. Bin-major: each bin's ``rows_per_bin`` cells (its eras, then the
+# pooled cell) follow one another, then padding after the last bin.
 cdef struct block_t:
     double *g            # gradients
     double *h            # hessians; NULL when the hessians are constant
@@ -197,10 +198,10 @@ cdef enum PenaltyKind:
     RATE_SPREAD = 1     # IRF classification: H_node / 2 * (max I_e / min I_e - 1)
 
 cdef enum:
-    # Below this many units of work (row-feature updates, histogram cells),
-    # a parallel loop runs on one thread: waking the others costs more than
-    # the work (tens of microseconds with the passive wait policy). Results
-    # never depend on the thread count.
+    # Below this many row-feature updates, a histogram's parallel loop runs
+    # on one thread: waking the others costs more than the work (tens of
+    # microseconds with the passive wait policy). Results never depend on
+    # the thread count.
     ONE_THREAD_BELOW = 16384
     # The same for a pass over histogram cells (the subtraction), which moves
     # 12 to 20 bytes a cell at tens of GB/s: one thread below about 3 MB.
@@ -211,8 +212,16 @@ cdef enum:
     # cells: about 45 us a node on one thread, 14 ns a cell), so this is
     # lower.
     SCAN_ONE_THREAD_BELOW = 2048
+    # A loop of one subtraction a row (the half squared error's gradient,
+    # ``_gradients.pyx``) runs on one thread below this many rows: a
+    # thread's share of fewer rows is a few microseconds of work.
+    ELEMENTWISE_ONE_THREAD_BELOW = 65536
     # A partition of a node's rows uses a thread per this many rows at least.
     ROWS_PER_THREAD = 4096
+    # Prediction (``_predictor.pyx``: a row's walk down a tree, or a leaf
+    # value added to a row) uses at most one thread per this many rows:
+    # waking a thread costs microseconds, a row tens of nanoseconds.
+    PREDICT_ROWS_PER_THREAD = 2048
     # Rows ahead whose bins are prefetched when gathered rows are read from
     # a matrix stored by rows (a cache line a row).
     PREFETCH_ROWS = 8

@@ -1,4 +1,7 @@
-"""NumPy dtypes matching the C structs of ``_common.pxd``."""
+"""The engine's shared Python facts: the NumPy dtypes matching the C types
+and structs of ``_common.pxd``, the split-type codes, the smallest hessian
+sum a node needs to be split, and the one test of which era options are
+set (``era_options_set``)."""
 
 import numpy as np
 

@@ -11,11 +11,7 @@ rounded once to the output's float32.
 """
 from cython.parallel cimport prange
 
-from ._common cimport G_t
-
-# Fewer rows than this run on one thread (a thread's share of the rows is
-# then a few microseconds of work).
-cdef Py_ssize_t ONE_THREAD_BELOW = 65536
+from ._common cimport G_t, ELEMENTWISE_ONE_THREAD_BELOW
 
 
 def half_squared_error_gradient(const double[::1] y_true not None,
@@ -36,7 +32,7 @@ def half_squared_error_gradient(const double[::1] y_true not None,
         raise ValueError(
             f"{n} targets, {raw_prediction.shape[0]} raw predictions and "
             f"{gradient_out.shape[0]} gradients: one each per row expected")
-    cdef int nt = max(1, n_threads) if n >= ONE_THREAD_BELOW else 1
+    cdef int nt = max(1, n_threads) if n >= ELEMENTWISE_ONE_THREAD_BELOW else 1
     with nogil:
         for i in prange(n, schedule='static', num_threads=nt):
             gradient_out[i] = <G_t> (raw_prediction[i] - y_true[i])

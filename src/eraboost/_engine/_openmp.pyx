@@ -1,7 +1,64 @@
-"""Number of OpenMP threads to use."""
+"""Number of OpenMP threads to use, and whether there is OpenMP at all."""
 import os
-cimport openmp
+import warnings
+
 from cython.parallel cimport prange
+
+
+cdef extern from "_openmp_compat.h":
+    const int EB_OPENMP_ENABLED
+    int eb_omp_max_threads() noexcept nogil
+
+
+# whether the warning of a build without OpenMP was given (once a process)
+_serial_warned = []
+
+
+def openmp_enabled():
+    """Whether the engine was built with OpenMP (the ``openmp`` meson option).
+
+    Without it every parallel loop runs on one thread: the same results,
+    one core.
+    """
+    return bool(EB_OPENMP_ENABLED)
+
+
+def _cpu_count():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def warn_if_serial(asked, source):
+    """Warn once per process, in a build without OpenMP, that ``asked``
+    threads (a count; negative: all CPUs but ``-asked - 1``, as ``n_jobs``)
+    run on one. ``source`` names what asked for them. Nothing with OpenMP,
+    or when ``asked`` is None or comes to one thread.
+    """
+    if EB_OPENMP_ENABLED or asked is None or _serial_warned:
+        return
+    if asked < 0:
+        asked = max(1, _cpu_count() + 1 + asked)
+    if asked <= 1:
+        return
+    _serial_warned.append(source)
+    warnings.warn(
+        f"{source} asks for {asked} threads, but eraboost was built without "
+        "OpenMP and runs on one thread. Build it with a compiler that "
+        "supports OpenMP (the openmp meson option) to use more.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def _omp_num_threads():
+    """The thread count ``OMP_NUM_THREADS`` asks for (its first level), or
+    None when it is unset or not a number."""
+    try:
+        return int(os.environ.get("OMP_NUM_THREADS", "").split(",")[0])
+    except ValueError:
+        return None
 
 
 def effective_n_threads():
@@ -9,13 +66,15 @@ def effective_n_threads():
 
     Follows ``OMP_NUM_THREADS`` and ``threadpoolctl.threadpool_limits`` (both
     act on ``omp_get_max_threads``), capped by the CPUs this process may use.
+    One in a build without OpenMP, which warns once when ``OMP_NUM_THREADS``
+    asks for more.
     """
-    cdef int n = openmp.omp_get_max_threads()
-    try:
-        n_cpus = len(os.sched_getaffinity(0))
-    except AttributeError:
-        n_cpus = os.cpu_count() or 1
-    return max(1, min(n, n_cpus))
+    cdef int n
+    if not EB_OPENMP_ENABLED:
+        warn_if_serial(_omp_num_threads(), "OMP_NUM_THREADS")
+        return 1
+    n = eb_omp_max_threads()
+    return max(1, min(n, _cpu_count()))
 
 
 def run_in_chunks(fn, Py_ssize_t n, int n_threads):

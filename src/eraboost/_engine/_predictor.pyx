@@ -5,7 +5,8 @@ import numpy as np
 
 from libc.stdint cimport int8_t, int16_t, uint16_t
 
-from ._common cimport node_t, BIN_t, uint8_t, uint32_t, in_bitset
+from ._common cimport (node_t, BIN_t, uint8_t, uint32_t, in_bitset,
+                       PREDICT_ROWS_PER_THREAD)
 
 
 ctypedef fused raw_t:
@@ -34,15 +35,9 @@ cdef inline bint raw_goes_left(const node_t *node, double x,
     return x <= node.threshold
 
 
-# rows a thread must have before it is woken: a row's walk down a tree
-# takes tens of nanoseconds, waking a thread microseconds (and on a busy
-# machine a time slice), so a small batch is predicted by the calling thread
-cdef Py_ssize_t ROWS_PER_THREAD = 2048
-
-
 cdef inline int threads_for_rows(Py_ssize_t n, int n_threads) noexcept:
-    """At most one thread per ROWS_PER_THREAD rows, at least one."""
-    cdef Py_ssize_t nt = n // ROWS_PER_THREAD
+    """At most one thread per PREDICT_ROWS_PER_THREAD rows, at least one."""
+    cdef Py_ssize_t nt = n // PREDICT_ROWS_PER_THREAD
     if nt < 1:
         return 1
     return <int>nt if nt < n_threads else n_threads
@@ -154,7 +149,7 @@ def add_leaf_values(double[::1] raw, leaves_indices, const double[::1] values,
         if idx.shape[0]:
             start[j] = <Py_ssize_t> &idx[0]
         total += idx.shape[0]
-    cdef int nt = max(1, min(n_threads, total // ROWS_PER_THREAD))
+    cdef int nt = max(1, min(n_threads, total // PREDICT_ROWS_PER_THREAD))
     cdef Py_ssize_t[:, ::1] cut
     if ascending and nt > 1:
         n_ranges = nt

@@ -240,10 +240,6 @@ def _read_features(table, features, categorical, others):
     return X, cols, nulls
 
 
-def _n_features(X):
-    return X.shape[1]
-
-
 def _describe(X):
     if hasattr(X, "dtypes"):
         return f"{X.shape[0]:,} rows x {X.shape[1]} features (with categorical)"

@@ -1,8 +1,15 @@
-"""The era-splitting paper's synthetic datasets follow their definitions."""
+"""The synthetic datasets of ``eraboost.datasets`` (the era-splitting, IRF
+and TRT papers') follow their definitions."""
 
 import numpy as np
+import pytest
 
-from eraboost.datasets import make_shifted_sine, make_synthetic_memorization
+from eraboost.datasets import (
+    make_irf_regression,
+    make_shifted_sine,
+    make_synthetic_memorization,
+    make_trt_example,
+)
 
 
 def test_shifted_sine_is_a_sine_shifted_per_era():
@@ -50,3 +57,23 @@ def test_synthetic_memorization_shortcuts_and_spiral():
     # the shortcut columns do not
     knn = KNeighborsClassifier(5).fit(X[:, 2:], y)
     assert knn.score(X_test[:, 2:], y_test) < 0.6
+
+
+def test_datasets_follow_their_equations():
+    X, y, eras, Xt, yt = make_irf_regression(d=3, n_per_era=20000, random_state=0)
+    assert X.shape == (40000, 4) and Xt.shape == (20000, 4)
+    # one environmental column by default, d of them on request
+    assert make_irf_regression(d=3, n_per_era=10, n_env_features=3, random_state=0)[
+        0
+    ].shape == (20, 6)
+    np.testing.assert_array_equal(np.bincount(eras), [20000, 20000])
+    # X2 - Y has standard deviation sigma_e * sqrt(d) in each era
+    for e, sigma in enumerate((0.1, 2.0)):
+        noise = X[eras == e, 3:] - y[eras == e, None]
+        assert np.std(noise) == pytest.approx(sigma * np.sqrt(3), rel=0.02)
+    assert np.std(Xt[:, 3:] - yt[:, None]) == pytest.approx(5 * np.sqrt(3), rel=0.02)
+    X, y, eras, Xt, yt = make_trt_example(n_per_period=5000, random_state=0)
+    first = eras == 0
+    # X2 is the latent target in period 1 and unrelated later
+    np.testing.assert_array_equal(X[first, 1] > 0.5, y[first] == 1)
+    assert abs(np.corrcoef(Xt[:, 1], yt)[0, 1]) < 0.05

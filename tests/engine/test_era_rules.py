@@ -1,21 +1,21 @@
 """The decisions of 2026-11-22 (docs/criteria.md): splittable eras, pooled
 progress, and the end of a fit whose rounds can no longer split.
 
-Node by node, the engine must choose the reference's split (tests/reference.py)
+Node by node, the engine must choose the reference's split (tests/engine/reference.py)
 on nodes with eras too small to be split; on hand-made data, the rules must
 change what is chosen as the specification says.
 """
 
 import numpy as np
 import pytest
-import reference
-from test_criteria import check_node, engine_tree, gradients
-from test_splitting import CATEGORICAL, Case
 
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from eraboost._engine._common import SPLIT_TYPES as SPLIT_CODES
 from eraboost._engine._common import era_options_set
 from eraboost._engine.engine import EngineSettings
+from tests.engine import reference
+from tests.engine.test_criteria import check_node, engine_tree, gradients
+from tests.engine.test_splitting import CATEGORICAL, Case
 
 SPLIT_TYPES = ["original", "era", "directional"]
 
