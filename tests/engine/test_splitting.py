@@ -17,14 +17,12 @@ from reference import best_split
 
 from eraboost._engine._common import SPLIT_TYPES
 from eraboost._engine._histogram import HistogramBuilder, histogram_layout
-from eraboost._engine._splitting import (
-    PENALTY_KINDS,
-    SplitNode,
-    Splitter,
+from eraboost._engine._partition import (
     copy_rows,
     split_indices,
     split_indices_categorical,
 )
+from eraboost._engine._splitting import PENALTY_KINDS, SplitNode, Splitter
 
 ALPHAS = [-np.inf, -1.0, 0.0, 2.0, np.inf]
 
@@ -804,7 +802,7 @@ def test_no_screening_above_alpha_zero(alpha):
 def test_gain_sums_change_no_split(n_eras, const_h, n_threads, bounded):
     """Under ``era`` with alpha = 0 (the mean of the eras' gains) a scan of
     at most 8 steps is scored by its candidates' gain sums alone, all at
-    once (``Splitter._score_gain_sums``): node by node, down three levels,
+    once (``score_gain_sums``, _scan_eras.pyx): node by node, down three levels,
     the split is the same, field for field and bit for bit (the criterion
     is the same sum in the same order), as when every candidate's per-era
     gains are computed one candidate at a time. Era counts that are not

@@ -313,7 +313,7 @@ static void eb_era_gain_sums(
 /* The best criterion found so far among a node's features, shared by
    the threads that scan them: read and raised atomically. Only a
    threshold below which blocks of candidates are skipped
-   (Splitter._score_per_era): the split found never depends on when
+   (score_per_era, _scan_eras.pyx): the split found never depends on when
    another thread raises it. */
 static inline double eb_load_best(double *p)
 {
