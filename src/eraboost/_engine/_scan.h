@@ -2,7 +2,7 @@
    side's per-era sums bin by bin, their gathering over a block of
    candidates with what its bound needs, the gain sums of all the
    candidates of a short scan in one pass, and the node's best so far
-   shared by the threads. Declared to Cython in the scan module. */
+   shared by the threads. Declared to Cython in _scan.pxd. */
 #ifndef ERABOOST_SCAN_H
 #define ERABOOST_SCAN_H
 
@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include "_simd.h"
 #include "_criteria.h"
+#include "_tuning.h"
 
 /* A bin's per-era cells added to the scanned side's sums:
    q[i] = p[i] + b[i] (p may be q itself), or q[i] = b[i] when p is NULL;
@@ -147,12 +148,13 @@ static void eb_block_gather(
     double *qh, double *qn, const double *kk, double lam, double *dmin,
     double *dmax, double *n1, double *h1, int E, int n_steps)
 {
-    int e = 0, s, ahead = last + 8 < n_steps - 1 ? last + 8 : n_steps - 1;
+    int e = 0, s, ahead = last + EB_BOUND_BLOCK < n_steps - 1
+                          ? last + EB_BOUND_BLOCK : n_steps - 1;
     int64_t c, i;
 #if defined(__GNUC__)
     /* the block's cells, a bin's eras contiguous, are read four eras at
        a time across the bins: ask for all their cache lines first, and
-       for the next block's */
+       for the next block's (EB_BOUND_BLOCK steps) */
     for (s = step; s <= ahead; s++) {
         c = (int64_t)seq[s] * R;
         for (i = 0; i < E; i += 8) {

@@ -1,6 +1,8 @@
 /* The tuned constants of the split scan and of the scorer, in one place,
    each with its reason (what was measured for them is in
-   docs/performance-history.md). Read by Cython through _scorer.pxd. */
+   docs/performance-history.md). Read by C (_scan.h) and, through
+   _scorer.pxd, by Cython. The splitter's thread thresholds are in
+   _common.pxd. */
 #ifndef ERABOOST_TUNING_H
 #define ERABOOST_TUNING_H
 
@@ -18,7 +20,8 @@
 /* Candidates a block bound covers (docs/criteria.md, "A bound over a block
    of candidates"): a bound costs about a third of its block's gains, so a
    block must be long enough to pay for it and short enough to be skipped
-   often. */
+   often. The gather of a block's sums asks for the next block's cells,
+   as many steps ahead. */
 #define EB_BOUND_BLOCK 8
 
 /* After this many failed bounds in a row a thread tries one every
