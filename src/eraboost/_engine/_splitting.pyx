@@ -293,6 +293,13 @@ cdef class Splitter:
     cdef unsigned int min_samples_leaf
     cdef int n_threads
     cdef readonly bint per_era  # score from the per-era histograms
+    # skip blocks of candidates by their bound (bounded, _scorer.pxd); off
+    # only to test that the splits are the same without
+    cdef public bint bound_blocks
+    # score a short scan's candidates by their eras' gain sums alone, all
+    # at once, where the criterion needs nothing else (sums_only,
+    # _scorer.pxd); off only to test that the splits are the same without
+    cdef public bint gain_sums
     # the nodes split on each feature so far: the scans under bounds take
     # the features that won most first (find_node_splits)
     cdef int64_t[::1] wins
@@ -363,8 +370,8 @@ cdef class Splitter:
         self.crit.irf_penalty = irf_penalty
         self.crit.min_per_era = min_samples_leaf_per_era
         self.crit.penalty_kind = penalty_kind
-        self.crit.bound_blocks = True
-        self.crit.gain_sums = True
+        self.bound_blocks = True
+        self.gain_sums = True
         self.wins = np.zeros(len(n_bins), dtype=np.int64)
         self.per_era = n_eras > 1 and bool(era_options_set(
             split_type, irf_penalty, min_samples_leaf_per_era))
@@ -377,29 +384,6 @@ cdef class Splitter:
     def split_type(self):
         """The criterion's code (``_common.SPLIT_TYPES``)."""
         return self.crit.split_type
-
-    @property
-    def bound_blocks(self):
-        """Whether the scans skip blocks of candidates by their bound
-        (``bounded``, _scorer.pxd); off only to test that the splits are
-        the same without."""
-        return self.crit.bound_blocks
-
-    @bound_blocks.setter
-    def bound_blocks(self, bint on):
-        self.crit.bound_blocks = on
-
-    @property
-    def gain_sums(self):
-        """Whether a short scan's candidates are scored by their eras' gain
-        sums alone, all at once, where the criterion needs nothing else
-        (``sums_only``, _scorer.pxd); off only to test that the splits
-        are the same without."""
-        return self.crit.gain_sums
-
-    @gain_sums.setter
-    def gain_sums(self, bint on):
-        self.crit.gain_sums = on
 
     @property
     def blocks_skipped(self):
@@ -537,6 +521,9 @@ cdef class Splitter:
         cdef feature_rank_t *order = <feature_rank_t *> malloc(
             max(n_feat, 1) * sizeof(feature_rank_t))
         self.busy = True
+        # the test switches, as the scorer reads them
+        self.crit.bound_blocks = self.bound_blocks
+        self.crit.gain_sums = self.gain_sums
         try:
             if (node_sums == NULL or hists == NULL or samps == NULL
                     or infos == NULL or present == NULL or is_present == NULL
