@@ -44,7 +44,10 @@ def main(argv=None):
 
     builds = [("this build", grower.split_indices)]
     for i, directory in enumerate(args.against):
-        module = load_engine_module(directory, "_splitting", f"_partition_build{i}")
+        try:
+            module = load_engine_module(directory, "_partition", f"_partition_build{i}")
+        except SystemExit:  # a build from before the partition had its module
+            module = load_engine_module(directory, "_splitting", f"_partition_build{i}")
         builds.append((directory, module.split_indices))
     spent = {name: 0.0 for name, _ in builds}
     counts = {"splits": 0, "rows": 0}

@@ -7,8 +7,14 @@ feature, early stopping, the invariance penalty, subsampling), the invariant
 forests and the robust tree, each with a fixed random_state, and prints one
 SHA-256 per model of everything it predicts on new data (``predict``,
 ``predict_proba``, ``decision_function``, ``staged_predict``, with dtype
-and shape). Only the public API is used, so the same script runs against
-any build::
+and shape). Beyond those, for every split type: binary and multiclass
+classifiers on float data, a categorical feature (regressor and
+classifier), the Poisson loss, ``l2_regularization`` (the gains' general
+form), sample weights (hessians that are not the row counts),
+``min_samples_leaf_per_era``, row, column and era sampling, the invariance
+penalty and monotonic constraints; and ``boltzmann_alpha`` at -inf, a
+negative, 0, a positive value and +inf. Only the public API is used, so
+the same script runs against any build::
 
     python benchmarks/engine/predictions_fingerprint.py > after.json
     diff before.json after.json   # nothing: bit-identical predictions
@@ -60,6 +66,10 @@ def _data(seed):
     X_new_cat = np.column_stack([X_new, rng.randint(0, 6, size=500).astype(float)])
     y_bin = (y > np.median(y)).astype(int)
     y_multi = np.digitize(y, np.quantile(y, [0.33, 0.66]))
+    # drawn after the above, which they leave as they were: Poisson counts
+    # and positive sample weights
+    y_pois = rng.poisson(np.exp(0.4 * X[:, 0] + 0.3 * flip * X[:, 1])).astype(float)
+    weights = rng.uniform(0.2, 3.0, size=n)
     return dict(
         X=X_nan,
         X_new=X_new,
@@ -71,6 +81,8 @@ def _data(seed):
         y_cat=y_cat,
         y_bin=y_bin,
         y_multi=y_multi,
+        y_pois=y_pois,
+        weights=weights,
         eras=eras,
     )
 
@@ -182,6 +194,7 @@ def _fits(d):
             d["X_new_int8"],
         ),
     ]
+    out += _more_fits(d, common)
     Xr = np.round(np.nan_to_num(d["X"][:120, :3]) * 2)
     out.append(
         (
@@ -196,6 +209,145 @@ def _fits(d):
         (name, est, args, X_new, None if name == "robust-tree" else eras)
         for name, est, args, X_new in out
     ]
+
+
+def _more_fits(d, common):
+    """The fits beyond the first set: each split type under the options
+    that take another path through the split finder."""
+    out = []
+    for split_type in ("original", "era", "directional"):
+        out += [
+            (
+                f"classifier-{split_type}-multiclass-float-nan",
+                HistGradientBoostingClassifier(split_type=split_type, **common),
+                (d["X"], d["y_multi"]),
+                d["X_new"],
+            ),
+            (
+                f"regressor-{split_type}-poisson",
+                HistGradientBoostingRegressor(
+                    loss="poisson", split_type=split_type, **common
+                ),
+                (d["X"], d["y_pois"]),
+                d["X_new"],
+            ),
+            (
+                f"regressor-{split_type}-l2-sample-weight",
+                HistGradientBoostingRegressor(
+                    split_type=split_type, l2_regularization=1.0, **common
+                ),
+                (d["X"], d["y"], d["weights"]),
+                d["X_new"],
+            ),
+            (
+                f"regressor-{split_type}-int8-l2",
+                HistGradientBoostingRegressor(
+                    split_type=split_type, l2_regularization=0.5, **common
+                ),
+                (d["X_int8"], d["y"]),
+                d["X_new_int8"],
+            ),
+            (
+                f"classifier-{split_type}-categorical",
+                HistGradientBoostingClassifier(
+                    split_type=split_type, categorical_features=[N_FEATURES], **common
+                ),
+                (d["X_cat"], d["y_bin"]),
+                d["X_new_cat"],
+            ),
+            (
+                f"regressor-{split_type}-sampling",
+                HistGradientBoostingRegressor(
+                    split_type=split_type,
+                    colsample_bytree=0.6,
+                    subsample=0.7,
+                    era_subsample=0.5,
+                    max_features=0.8,
+                    **common,
+                ),
+                (d["X"], d["y"]),
+                d["X_new"],
+            ),
+        ]
+    for split_type in ("original", "directional"):
+        out.append(
+            (
+                f"regressor-{split_type}-categorical",
+                HistGradientBoostingRegressor(
+                    split_type=split_type, categorical_features=[N_FEATURES], **common
+                ),
+                (d["X_cat"], d["y_cat"]),
+                d["X_new_cat"],
+            )
+        )
+    for split_type in ("era", "directional"):
+        for alpha in (-np.inf, -1.0, 0.5, np.inf):
+            for data, X, X_new in (
+                ("float-nan", d["X"], d["X_new"]),
+                ("int8", d["X_int8"], d["X_new_int8"]),
+            ):
+                out.append(
+                    (
+                        f"regressor-{split_type}-alpha{alpha:+g}-{data}",
+                        HistGradientBoostingRegressor(
+                            split_type=split_type, boltzmann_alpha=alpha, **common
+                        ),
+                        (X, d["y"]),
+                        X_new,
+                    )
+                )
+        out += [
+            (
+                f"regressor-{split_type}-monotonic",
+                HistGradientBoostingRegressor(
+                    split_type=split_type,
+                    monotonic_cst=[1, 0, 0, -1, 0, 0, 0, 0],
+                    **common,
+                ),
+                (d["X"], d["y"]),
+                d["X_new"],
+            ),
+            (
+                f"regressor-{split_type}-min-samples-leaf-per-era",
+                HistGradientBoostingRegressor(
+                    split_type=split_type, min_samples_leaf_per_era=10, **common
+                ),
+                (d["X"], d["y"]),
+                d["X_new"],
+            ),
+            (
+                f"classifier-{split_type}-penalty-alpha-positive",
+                HistGradientBoostingClassifier(
+                    split_type=split_type,
+                    irf_penalty=0.5,
+                    boltzmann_alpha=1.0,
+                    **common,
+                ),
+                (d["X_int8"], d["y_bin"]),
+                d["X_new_int8"],
+            ),
+            (
+                f"forest-classifier-{split_type}-penalty",
+                InvariantForestClassifier(
+                    n_estimators=5,
+                    split_type=split_type,
+                    irf_penalty=1.0,
+                    max_depth=5,
+                    random_state=0,
+                ),
+                (d["X"], d["y_bin"]),
+                d["X_new"],
+            ),
+        ]
+    out.append(
+        (
+            "regressor-original-min-samples-leaf-per-era",
+            HistGradientBoostingRegressor(min_samples_leaf_per_era=10, **common),
+            (d["X"], d["y"]),
+            d["X_new"],
+        )
+    )
+    return out
 
 
 def _digest(arrays):
@@ -220,11 +372,15 @@ def _outputs(est, X):
 def fingerprint():
     d = _data(0)
     result = {}
-    for name, est, (X, y), X_new, eras in _fits(d):
+    fits = _fits(d)
+    names = [f[0] for f in fits]
+    if len(set(names)) != len(names):
+        raise RuntimeError("two fits of one name")
+    for name, est, args, X_new, eras in fits:
         if eras is None:
-            est.fit(X, y)
+            est.fit(*args)
         else:
-            est.fit(X, y, eras=eras)
+            est.fit(*args, eras=eras)
         extra = [np.asarray([getattr(est, "n_iter_", -1)])]
         result[name] = _digest(_outputs(est, X_new) + extra)
     return result

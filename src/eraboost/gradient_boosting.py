@@ -45,8 +45,8 @@ from ._categorical import (
 from ._engine._common import G_DTYPE, SPLIT_TYPES, Y_DTYPE
 from ._engine._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
 from ._engine._openmp import effective_n_threads
+from ._engine._partition import copy_rows
 from ._engine._predictor import add_leaf_values
-from ._engine._splitting import copy_rows
 from ._engine.binning import INT_DTYPES, BinMapper
 from ._engine.engine import EngineSettings, build_engine
 from ._engine.grower import TreeGrower

@@ -1,5 +1,5 @@
 """The splitter on hand-made nodes, node by node against the NumPy reference
-of the criteria (tests/reference.py).
+of the criteria (tests/engine/reference.py).
 
 Each test builds histograms with the engine's ``HistogramBuilder`` (the
 larger child by subtraction, as the grower does; or, with ``sparse``, both
@@ -15,14 +15,12 @@ import pytest
 
 from eraboost._engine._common import SPLIT_TYPES
 from eraboost._engine._histogram import HistogramBuilder, histogram_layout
-from eraboost._engine._splitting import (
-    PENALTY_KINDS,
-    SplitNode,
-    Splitter,
+from eraboost._engine._partition import (
     copy_rows,
     split_indices,
     split_indices_categorical,
 )
+from eraboost._engine._splitting import PENALTY_KINDS, SplitNode, Splitter
 from tests.engine import reference
 from tests.engine.reference import best_split
 
@@ -804,7 +802,7 @@ def test_no_screening_above_alpha_zero(alpha):
 def test_gain_sums_change_no_split(n_eras, const_h, n_threads, bounded):
     """Under ``era`` with alpha = 0 (the mean of the eras' gains) a scan of
     at most 8 steps is scored by its candidates' gain sums alone, all at
-    once (``Splitter._score_gain_sums``): node by node, down three levels,
+    once (``score_gain_sums``, _scan_eras.pyx): node by node, down three levels,
     the split is the same, field for field and bit for bit (the criterion
     is the same sum in the same order), as when every candidate's per-era
     gains are computed one candidate at a time. Era counts that are not

@@ -1,5 +1,11 @@
-"""Python access to the criteria of ``_criteria.pxd``, for tests and users."""
+"""Python access to the criteria of ``_criteria.pxd``, for tests and users,
+and thin wrappers of the C kernels of the scan (``_scan.h``) and of the
+histogram cells (``_common.h``), for their tests against NumPy."""
 import numpy as np
+
+from ._common cimport uint32_t, sub_d, sub_u32, pool_eras_c
+from ._scan cimport (add_bin, add_counts, era_gain_sums, block_gather,
+                     load_best, raise_best)
 
 
 def boltzmann_operator(gains, double alpha):
@@ -230,3 +236,168 @@ def rate_spread_penalty(pos_left, n_left, pos, n):
     if gL.shape[0] < 2:
         return 0.0
     return rate_spread(&gL[0], &hL[0], &g[0], &h[0], &ok[0], <int>gL.shape[0])
+
+
+def _cells(g, h, n, R):
+    """Checked contiguous copies of a block's cells: gradients, hessians
+    (None: constant, the counts) and rows, whole bins of R cells."""
+    g = np.ascontiguousarray(g, dtype=np.float64)
+    n = np.ascontiguousarray(n, dtype=np.uint32)
+    if h is not None:
+        h = np.ascontiguousarray(h, dtype=np.float64)
+    if (g.ndim != 1 or n.shape != g.shape or (h is not None and h.shape != g.shape)
+            or R < 1 or g.shape[0] % R):
+        raise ValueError("cells: three arrays of whole bins of R cells expected")
+    return g, h, n
+
+
+def added_cells(p, cells):
+    """``p + cells`` by the scan's kernels: ``eb_add_counts`` for cells of
+    uint32 row counts, ``eb_add_bin`` otherwise; ``p`` None: the cells
+    alone (as doubles)."""
+    cells = np.asarray(cells)
+    cdef int m = cells.shape[0]
+    cdef double[::1] q = np.zeros(max(m, 1))
+    cdef double[::1] pv = (np.zeros(1) if p is None
+                           else np.ascontiguousarray(p, dtype=np.float64))
+    cdef double[::1] b
+    cdef uint32_t[::1] c
+    if cells.ndim != 1 or (p is not None and pv.shape[0] != m):
+        raise ValueError("p and cells: one value an era")
+    if m == 0:
+        return np.zeros(0)
+    if cells.dtype == np.uint32:
+        c = np.ascontiguousarray(cells)
+        add_counts(&q[0], NULL if p is None else &pv[0], &c[0], m)
+    else:
+        b = np.ascontiguousarray(cells, dtype=np.float64)
+        add_bin(&q[0], NULL if p is None else &pv[0], &b[0], m)
+    return np.asarray(q)
+
+
+def gathered_block(g, h, n, int R, seq, int step, int first, int last, pg,
+                   ph, pn, kk, double lam):
+    """``eb_block_gather``: the scanned side's per-era sums (the first
+    ``R - 1`` cells of each bin) after step ``last``, from those after step
+    ``step - 1`` (pg, ph, pn; unused when ``step`` is 0) and the bins
+    ``seq[step] .. seq[last]``; and over the steps ``first .. last``, each
+    era's smallest and largest ``D = G - kk (H + lam)`` and its sums at
+    step ``first``. ``h`` None: constant hessians (the counts).
+
+    Returns
+    -------
+    qg, qh, qn, dmin, dmax, n1, h1 : ndarrays of shape (R - 1,)
+        (``qh`` is ``qn`` with constant hessians).
+    """
+    g, h, n = _cells(g, h, n, R)
+    cdef unsigned int[::1] sq = np.ascontiguousarray(seq, dtype=np.uintc)
+    cdef int E = R - 1, n_steps = sq.shape[0], nb = g.shape[0] // R
+    if E < 1 or not 0 <= step <= first <= last < n_steps:
+        raise ValueError("steps: 0 <= step <= first <= last < len(seq) expected")
+    if any(not 0 <= b < nb for b in seq):
+        raise ValueError("seq: a bin of the block expected at each step")
+    prev = [np.ascontiguousarray(a if a is not None else np.zeros(E),
+                                 dtype=np.float64) for a in (pg, ph, pn, kk)]
+    if any(a.shape != (E,) for a in prev):
+        raise ValueError("pg, ph, pn, kk: one value an era")
+    out = np.zeros((7, E))
+    cdef double[::1] vg = g, vp0 = prev[0], vp1 = prev[1], vp2 = prev[2]
+    cdef double[::1] vk = prev[3]
+    cdef double[::1] vh = h if h is not None else np.zeros(1)
+    cdef uint32_t[::1] vn = n
+    cdef double[:, ::1] o = out
+    block_gather(&vg[0], NULL if h is None else &vh[0], &vn[0], R, &sq[0],
+                 step, first, last, &vp0[0], &vp1[0] if h is not None else &vp2[0],
+                 &vp2[0], &o[0, 0], &o[1, 0] if h is not None else &o[2, 0],
+                 &o[2, 0], &vk[0], lam, &o[3, 0], &o[4, 0], &o[5, 0], &o[6, 0],
+                 E, n_steps)
+    if h is None:
+        out[1] = out[2]
+    return tuple(out)
+
+
+def gain_sums(g, h, n, int R, seq, steps, tg, th, tn, double lam,
+              bint counts=False):
+    """``eb_era_gain_sums``: for each candidate k, its scanned side (the
+    left side) holding the bins ``seq[0] .. seq[steps[k]]``, the sum of its
+    per-era gains (the first ``R - 1`` cells of each bin are the eras')
+    against the eras' totals (tg, th, tn). ``h`` None: constant hessians;
+    ``counts``: the gains' form for hessian sums that are the row counts
+    and lam 0 (``h`` must be None and ``lam`` 0)."""
+    g, h, n = _cells(g, h, n, R)
+    cdef unsigned int[::1] sq = np.ascontiguousarray(seq, dtype=np.uintc)
+    cdef int[::1] st = np.ascontiguousarray(steps, dtype=np.intc)
+    cdef int E = R - 1, K = st.shape[0], nb = g.shape[0] // R, k
+    totals = [np.ascontiguousarray(a, dtype=np.float64) for a in (tg, th, tn)]
+    if E < 1 or any(a.shape != (E,) for a in totals):
+        raise ValueError("tg, th, tn: one value an era")
+    if any(not 0 <= b < nb for b in seq):
+        raise ValueError("seq: a bin of the block expected at each step")
+    for k in range(K):
+        if not (0 <= st[k] < sq.shape[0] and (k == 0 or st[k] > st[k - 1])):
+            raise ValueError("steps: increasing steps of seq expected")
+    if counts and (h is not None or lam != 0.0):
+        raise ValueError("counts: constant hessians (h None) and lam 0")
+    ts = np.array([score(a, b, lam) for a, b in zip(totals[0], totals[1])])
+    cdef double[::1] vg = g, vt0 = totals[0], vt1 = totals[1], vt2 = totals[2]
+    cdef double[::1] vts = ts
+    cdef double[::1] vh = h if h is not None else np.zeros(1)
+    cdef uint32_t[::1] vn = n
+    cdef double[::1] acc = np.zeros(4 * max(K, 1))
+    cdef double[::1] gsum = np.zeros(max(K, 1))
+    if K == 0:
+        return np.zeros(0)
+    era_gain_sums(&vg[0], NULL if h is None else &vh[0], &vn[0], R, &sq[0],
+                  &st[0], K, &vt0[0], &vt1[0], &vt2[0], &vts[0], lam, E,
+                  counts, &acc[0], &gsum[0])
+    return np.asarray(gsum)
+
+
+def raised_best(double best, values):
+    """The shared best after ``eb_raise_best`` of each of ``values`` in
+    turn, as ``eb_load_best`` reads it."""
+    cdef double b = best
+    for v in values:
+        raise_best(&b, v)
+    return load_best(&b)
+
+
+def subtracted_cells(parent, sibling):
+    """``parent - sibling`` by ``eb_sub_u32`` (uint32 cells) or ``eb_sub_d``
+    (otherwise, as doubles), the histogram's subtraction."""
+    parent = np.array(parent, dtype=np.uint32 if np.asarray(parent).dtype
+                      == np.uint32 else np.float64)
+    sibling = np.ascontiguousarray(sibling, dtype=parent.dtype)
+    if parent.ndim != 1 or sibling.shape != parent.shape:
+        raise ValueError("parent and sibling: two arrays of one length")
+    cdef double[::1] pd, sd
+    cdef uint32_t[::1] pu, su
+    if parent.shape[0] == 0:
+        return parent
+    if parent.dtype == np.uint32:
+        pu = parent
+        su = sibling
+        sub_u32(&pu[0], &su[0], pu.shape[0])
+    else:
+        pd = parent
+        sd = sibling
+        sub_d(&pd[0], &sd[0], pd.shape[0])
+    return parent
+
+
+def pooled_cells(g, h, n, int R):
+    """``eb_pool_eras``: each bin's last cell (of R) set to the sums of its
+    first ``R - 1`` cells, the era cells. ``h`` None: constant hessians.
+    Returns the cells (g, h, n) so pooled."""
+    g, h, n = _cells(g, h, n, R)
+    if R < 2:
+        raise ValueError("R: the eras' cells and the pooled one, 2 or more")
+    g, n = g.copy(), n.copy()
+    h = None if h is None else h.copy()
+    cdef double[::1] vg = g
+    cdef double[::1] vh = h if h is not None else np.zeros(1)
+    cdef uint32_t[::1] vn = n
+    cdef unsigned int nb = g.shape[0] // R
+    if nb:
+        pool_eras_c(&vg[0], NULL if h is None else &vh[0], &vn[0], nb, R)
+    return g, h, n

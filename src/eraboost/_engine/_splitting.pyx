@@ -1,10 +1,16 @@
-"""Split finding on per-era histograms, and the partition of a node's rows.
+"""The split scan: split finding on per-era histograms.
+
+The split finder by role: this scan (the nodes, their features on the
+threads, the orders of a feature's bins and the candidates they give; the
+per-era scoring of the candidates in ``_scan_eras.pyx``), the one candidate
+scorer (``_scorer.pxd``: the criteria's steps, bounds and short forms) and
+the partition of a node's rows (``_partition.pyx``).
 
 One scan serves every feature (:meth:`Splitter._scan`): bins join the
 scanned side of the split one by one in a given order, the pooled
 constraints (min_samples_leaf, min hessian) pick the candidates, and one
-scorer (:meth:`Splitter._score`) scores each candidate with the criteria of
-``_criteria.pxd``. The orders are
+scorer (``score_candidate``, ``_scorer.pxd``) scores each candidate with the
+criteria of ``_criteria.pxd``. The orders are
 
 * left to right (missing values go right);
 * right to left (missing values go left), when the feature has missing
@@ -42,376 +48,20 @@ import numpy as np
 
 from ._common import SPLIT_TYPES
 from libc.stdlib cimport malloc, free, calloc, qsort
-from libc.string cimport memcpy
-from libc.math cimport INFINITY, fabs
+from libc.math cimport INFINITY
 
 from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t, G_t,
                        uint8_t, uint32_t, int32_t, int64_t, in_bitset,
                        set_bitset, ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE,
-                       RATE_SPREAD, SCAN_ONE_THREAD_BELOW, ROWS_PER_THREAD,
-                       lane_sum, rows_per_bin, prefetch, PREFETCH_ROWS)
-from ._criteria cimport (score, era_gain_of, era_gains, era_directions,
-                         era_direction_of, era_block_bound,
-                         era_block_directions, boltzmann,
-                         value_variance, rate_spread)
+                       RATE_SPREAD, SCAN_ONE_THREAD_BELOW, rows_per_bin)
+from ._criteria cimport score
+from ._scan cimport (score_t, split_t, node_sums_t, scan_t, pooled_t, era_scratch_t,
+                     cat_info_t, feature_scratch_t)
+from ._scorer cimport (criterion_t, MIN_CAT_SUPPORT, better, keep, node_value,
+                       score_candidate, bounded)
+from ._scan_eras cimport score_per_era, score_per_era_sparse
 from ._common import era_options_set
 from ._histogram import SparseHistogram
-
-cdef extern from "_simd.h":
-    pass
-
-
-cdef extern from *:
-    """
-    /* A bin's per-era cells added to the scanned side's sums:
-       q[i] = p[i] + b[i] (p may be q itself), or q[i] = b[i] when p is NULL;
-       the row counts converted to double. Compiled for AVX-512 and AVX2 as
-       well, chosen at run time (EB_MULTIVERSION, _simd.h): each
-       element is one addition, the same in every version. */
-    EB_MULTIVERSION
-    static void eb_add_bin(double *q, const double *p, const double *b, int E)
-    {
-        int i;
-        if (p == NULL) {
-            for (i = 0; i < E; i++) q[i] = b[i];
-        } else {
-            for (i = 0; i < E; i++) q[i] = p[i] + b[i];
-        }
-    }
-
-    EB_MULTIVERSION
-    static void eb_add_counts(double *q, const double *p, const uint32_t *b,
-                              int E)
-    {
-        int i = 0;
-    #if EB_VECTORS
-        /* four lanes a conversion (eb_counts4) */
-        if (p == NULL) {
-            for (; i + 4 <= E; i += 4) eb_store4(q + i, eb_counts4(b + i));
-        } else {
-            for (; i + 4 <= E; i += 4)
-                eb_store4(q + i, eb_load4(p + i) + eb_counts4(b + i));
-        }
-    #endif
-        if (p == NULL) {
-            for (; i < E; i++) q[i] = (double)(int32_t)b[i];
-        } else {
-            for (; i < E; i++) q[i] = p[i] + (double)(int32_t)b[i];
-        }
-    }
-
-    /* The scanned side's per-era sums over a block of steps, and what
-       eb_era_block_bound needs of them (eb_block_gather below), for era e
-       alone or, with EB_VECTORS, the four eras from e. */
-    static inline EB_ALWAYS_INLINE void eb_gather_era(
-        const double *g, const double *h, const uint32_t *n, int64_t R,
-        const unsigned int *seq, int step, int first, int last,
-        const double *pg, const double *ph, const double *pn, double *qg,
-        double *qh, double *qn, const double *kk, double lam, double *dmin,
-        double *dmax, double *n1, double *h1, int e)
-    {
-        double xg = step == 0 ? 0.0 : pg[e], xn = step == 0 ? 0.0 : pn[e];
-        double xh = step == 0 || h == NULL ? 0.0 : ph[e], d;
-        double lo = INFINITY, hi = -INFINITY;
-        int s;
-        int64_t c;
-        for (s = step; s <= last; s++) {
-            c = (int64_t)seq[s] * R + e;
-            xg += g[c];
-            xn += (double)(int32_t)n[c];
-            if (h != NULL) xh += h[c];
-            if (s == first) {
-                n1[e] = xn;
-                h1[e] = h != NULL ? xh : xn;
-            }
-            if (s >= first) {
-                d = xg - kk[e] * ((h != NULL ? xh : xn) + lam);
-                lo = d < lo ? d : lo;
-                hi = d > hi ? d : hi;
-            }
-        }
-        qg[e] = xg;
-        qn[e] = xn;
-        if (h != NULL) qh[e] = xh;
-        dmin[e] = lo;
-        dmax[e] = hi;
-    }
-
-    #if EB_VECTORS
-    static inline EB_ALWAYS_INLINE void eb_gather_eras4(
-        const double *g, const double *h, const uint32_t *n, int64_t R,
-        const unsigned int *seq, int step, int first, int last,
-        const double *pg, const double *ph, const double *pn, double *qg,
-        double *qh, double *qn, const double *kk, double lam, double *dmin,
-        double *dmax, double *n1, double *h1, int e, int with_h)
-    {
-        const eb_v4d inf = {INFINITY, INFINITY, INFINITY, INFINITY};
-        const eb_v4d zero = {0.0, 0.0, 0.0, 0.0};
-        const eb_v4d vlam = {lam, lam, lam, lam};
-        eb_v4d xg = step == 0 ? zero : eb_load4(pg + e);
-        eb_v4d xn = step == 0 ? zero : eb_load4(pn + e);
-        eb_v4d xh = step == 0 || !with_h ? zero : eb_load4(ph + e);
-        eb_v4d vk = eb_load4(kk + e), lo = inf, hi = -inf, d;
-        eb_v4l lt, gt;
-        int s;
-        int64_t c;
-        for (s = step; s <= last; s++) {
-            c = (int64_t)seq[s] * R + e;
-            xg += eb_load4(g + c);
-            xn += eb_counts4(n + c);
-            if (with_h) xh += eb_load4(h + c);
-            if (s == first) {
-                eb_store4(n1 + e, xn);
-                eb_store4(h1 + e, with_h ? xh : xn);
-            }
-            if (s >= first) {
-                d = xg - vk * ((with_h ? xh : xn) + vlam);
-                lt = (eb_v4l)(d < lo);
-                gt = (eb_v4l)(d > hi);
-                lo = eb_select4(lt, d, lo);
-                hi = eb_select4(gt, d, hi);
-            }
-        }
-        eb_store4(qg + e, xg);
-        eb_store4(qn + e, xn);
-        if (with_h) eb_store4(qh + e, xh);
-        eb_store4(dmin + e, lo);
-        eb_store4(dmax + e, hi);
-    }
-    #endif
-
-    /* The scanned side's per-era sums after step `last` into q (qg, qh, qn;
-       qh unused when h is NULL: constant hessians, the counts): the sums
-       after step `step - 1` (p; none when step is 0) plus the cells
-       (g, h, n; bin b's cells of era e at b * R + e) of the bins seq[step]
-       .. seq[last], added in scan order: the sums of eb_add_bin, bit for
-       bit (a cell is never -0.0: 0.0 + a cell is the cell). For the
-       candidates of steps `first` .. `last`, what eb_era_block_bound and
-       eb_era_block_directions need: each era's smallest and largest
-       D = G_L - kk (H_L + lam) (dmin, dmax) and its sums at step `first`
-       (n1, h1). Four eras at a time stay in SIMD registers
-       across the steps: each cell is read once. */
-    EB_MULTIVERSION
-    static void eb_block_gather(
-        const double *g, const double *h, const uint32_t *n, int64_t R,
-        const unsigned int *seq, int step, int first, int last,
-        const double *pg, const double *ph, const double *pn, double *qg,
-        double *qh, double *qn, const double *kk, double lam, double *dmin,
-        double *dmax, double *n1, double *h1, int E, int n_steps)
-    {
-        int e = 0, s, ahead = last + 8 < n_steps - 1 ? last + 8 : n_steps - 1;
-        int64_t c, i;
-    #if defined(__GNUC__)
-        /* the block's cells, a bin's eras contiguous, are read four eras at
-           a time across the bins: ask for all their cache lines first, and
-           for the next block's */
-        for (s = step; s <= ahead; s++) {
-            c = (int64_t)seq[s] * R;
-            for (i = 0; i < E; i += 8) {
-                __builtin_prefetch(g + c + i, 0, 3);
-                if (h != NULL) __builtin_prefetch(h + c + i, 0, 3);
-            }
-            for (i = 0; i < E; i += 16) __builtin_prefetch(n + c + i, 0, 3);
-        }
-    #endif
-    #if EB_VECTORS
-        if (h == NULL) {
-            for (; e + 4 <= E; e += 4)
-                eb_gather_eras4(g, h, n, R, seq, step, first, last, pg, ph,
-                                pn, qg, qh, qn, kk, lam, dmin, dmax, n1, h1,
-                                e, 0);
-        } else {
-            for (; e + 4 <= E; e += 4)
-                eb_gather_eras4(g, h, n, R, seq, step, first, last, pg, ph,
-                                pn, qg, qh, qn, kk, lam, dmin, dmax, n1, h1,
-                                e, 1);
-        }
-    #endif
-        for (; e < E; e++)
-            eb_gather_era(g, h, n, R, seq, step, first, last, pg, ph, pn, qg,
-                          qh, qn, kk, lam, dmin, dmax, n1, h1, e);
-    }
-
-    /* The gains of era e's (scalar, any era) or of the eight eras from e
-       (SIMD) at one candidate, from the scanned side's sums x (the left
-       side) and the eras' totals, added to the candidate's four lanes acc:
-       era i in lane i mod 4, in the order of the eras. */
-    static inline EB_ALWAYS_INLINE void eb_add_gain(
-        double xg, double xh, double xn, const double *tg, const double *th,
-        const double *tn, const double *ts, double lam, int e, double *acc,
-        int counts)
-    {
-        acc[e & 3] += eb_era_gain_of(xg, xh, xn, tg[e] - xg, th[e] - xh,
-                                     tn[e] - xn, ts[e], lam, counts);
-    }
-
-    #if EB_VECTORS
-    static inline EB_ALWAYS_INLINE void eb_add_gains8(
-        const double *xg, const double *xh, const double *xn,
-        const double *tg, const double *th, const double *tn,
-        const double *ts, double lam, int e, double *acc, int counts)
-    {
-        double v[8];
-        int j;
-        for (j = 0; j < 8; j++)
-            v[j] = eb_era_gain_of(xg[j], xh[j], xn[j], tg[e + j] - xg[j],
-                                  th[e + j] - xh[j], tn[e + j] - xn[j],
-                                  ts[e + j], lam, counts);
-        eb_store4(acc, (eb_load4(acc) + eb_load4(v)) + eb_load4(v + 4));
-    }
-
-    /* The eight eras from e across the K candidates: their scanned-side
-       sums in SIMD registers, with the hessian cells (with_h) or without
-       (constant hessians: the counts). */
-    static inline EB_ALWAYS_INLINE void eb_gain_sums_eras8(
-        const double *g, const double *h, const uint32_t *n, int64_t R,
-        const unsigned int *seq, const int *steps, int K, const double *tg,
-        const double *th, const double *tn, const double *ts, double lam,
-        int e, double *EB_RESTRICT acc, int with_h, int counts)
-    {
-        const eb_v4d zero = {0.0, 0.0, 0.0, 0.0};
-        eb_v4d g0 = zero, g1 = zero, h0 = zero, h1 = zero, n0 = zero,
-               n1 = zero;
-        double xg[8], xh[8], xn[8];
-        int k, s = 0;
-        int64_t c;
-        for (k = 0; k < K; k++) {
-            for (; s <= steps[k]; s++) {
-                c = (int64_t)seq[s] * R + e;
-                g0 += eb_load4(g + c);
-                g1 += eb_load4(g + c + 4);
-                n0 += eb_counts4(n + c);
-                n1 += eb_counts4(n + c + 4);
-                if (with_h) {
-                    h0 += eb_load4(h + c);
-                    h1 += eb_load4(h + c + 4);
-                }
-            }
-            eb_store4(xg, g0);
-            eb_store4(xg + 4, g1);
-            eb_store4(xn, n0);
-            eb_store4(xn + 4, n1);
-            eb_store4(xh, with_h ? h0 : n0);
-            eb_store4(xh + 4, with_h ? h1 : n1);
-            eb_add_gains8(xg, xh, xn, tg, th, tn, ts, lam, e, acc + 4 * k,
-                          counts);
-        }
-    }
-    #endif
-
-    /* Era e alone across the K candidates. */
-    static inline EB_ALWAYS_INLINE void eb_gain_sums_era(
-        const double *g, const double *h, const uint32_t *n, int64_t R,
-        const unsigned int *seq, const int *steps, int K, const double *tg,
-        const double *th, const double *tn, const double *ts, double lam,
-        int e, double *EB_RESTRICT acc, int counts)
-    {
-        double xg = 0.0, xh = 0.0, xn = 0.0;
-        int k, s = 0;
-        int64_t c;
-        for (k = 0; k < K; k++) {
-            for (; s <= steps[k]; s++) {
-                c = (int64_t)seq[s] * R + e;
-                xg += g[c];
-                xn += (double)(int32_t)n[c];
-                if (h != NULL) xh += h[c];
-            }
-            eb_add_gain(xg, h != NULL ? xh : xn, xn, tg, th, tn, ts, lam, e,
-                        acc + 4 * k, counts);
-        }
-    }
-
-    /* The sums over the E eras of the per-era gains (eb_era_gain) of K
-       candidates of one scan, candidate k's scanned side (playing the left
-       side) holding the bins seq[0] .. seq[steps[k]] (steps increasing):
-       eb_era_gains's sums bit for bit, with the scanned-side sums of
-       _gather (the cells added in scan order; a cell is never -0.0) and
-       era i summed in lane i mod 4, the lanes combined as
-       (l0 + l1) + (l2 + l3). Eight eras at a time across all the
-       candidates, their sums in registers: each cell is read once and no
-       per-era array is written. acc: 4 K doubles of work space. `counts`:
-       the hessian sums are the row counts (h is NULL) and lam = 0
-       (eb_era_gain_of). */
-    EB_MULTIVERSION
-    static void eb_era_gain_sums(
-        const double *g, const double *h, const uint32_t *n, int64_t R,
-        const unsigned int *seq, const int *steps, int K, const double *tg,
-        const double *th, const double *tn, const double *ts, double lam,
-        int E, int counts, double *EB_RESTRICT acc, double *EB_RESTRICT gsum)
-    {
-        int e = 0, k;
-        for (k = 0; k < 4 * K; k++) acc[k] = 0.0;
-    #if EB_VECTORS
-        for (; e + 8 <= E; e += 8) {
-            if (counts && h == NULL)
-                eb_gain_sums_eras8(g, h, n, R, seq, steps, K, tg, th, tn, ts,
-                                   lam, e, acc, 0, 1);
-            else if (h == NULL)
-                eb_gain_sums_eras8(g, h, n, R, seq, steps, K, tg, th, tn, ts,
-                                   lam, e, acc, 0, 0);
-            else
-                eb_gain_sums_eras8(g, h, n, R, seq, steps, K, tg, th, tn, ts,
-                                   lam, e, acc, 1, 0);
-        }
-    #endif
-        for (; e < E; e++)
-            eb_gain_sums_era(g, h, n, R, seq, steps, K, tg, th, tn, ts, lam,
-                             e, acc, counts);
-        for (k = 0; k < K; k++)
-            gsum[k] = (acc[4 * k] + acc[4 * k + 1])
-                      + (acc[4 * k + 2] + acc[4 * k + 3]);
-    }
-
-    /* The best criterion found so far among a node's features, shared by
-       the threads that scan them: read and raised atomically. Only a
-       threshold below which blocks of candidates are skipped
-       (Splitter._score_per_era): the split found never depends on when
-       another thread raises it. */
-    static inline double eb_load_best(double *p)
-    {
-        double v;
-    #if defined(__GNUC__)
-        __atomic_load(p, &v, __ATOMIC_RELAXED);
-    #else
-        #pragma omp critical(eb_best)
-        v = *p;
-    #endif
-        return v;
-    }
-
-    static inline void eb_raise_best(double *p, double v)
-    {
-    #if defined(__GNUC__)
-        double cur;
-        __atomic_load(p, &cur, __ATOMIC_RELAXED);
-        while (v > cur && !__atomic_compare_exchange(
-                   p, &cur, &v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-        }
-    #else
-        #pragma omp critical(eb_best)
-        {
-            if (v > *p) *p = v;
-        }
-    #endif
-    }
-    """
-    void add_bin "eb_add_bin" (double *q, const double *p, const double *b,
-                               int E) noexcept nogil
-    void add_counts "eb_add_counts" (double *q, const double *p,
-                                     const uint32_t *b, int E) noexcept nogil
-    void era_gain_sums "eb_era_gain_sums" (
-        const double *g, const double *h, const uint32_t *n, int64_t R,
-        const unsigned int *seq, const int *steps, int K, const double *tg,
-        const double *th, const double *tn, const double *ts, double lam,
-        int E, int counts, double *acc, double *gsum) noexcept nogil
-    double load_best "eb_load_best" (double *p) noexcept nogil
-    void block_gather "eb_block_gather" (
-        const double *g, const double *h, const uint32_t *n, int64_t R,
-        const unsigned int *seq, int step, int first, int last,
-        const double *pg, const double *ph, const double *pn, double *qg,
-        double *qh, double *qn, const double *kk, double lam, double *dmin,
-        double *dmax, double *n1, double *h1, int E, int n_steps) noexcept nogil
-    void raise_best "eb_raise_best" (double *p, double v) noexcept nogil
 
 
 # The codes of the criteria by name are ``_common.SPLIT_TYPES``, the one
@@ -429,119 +79,6 @@ cdef enum Constraint:
     BREAK = 2            # the other side is too small: no more candidates
 
 
-# Categories need a hessian sum of at least MIN_CAT_SUPPORT (in units of
-# rows) to take part in a categorical split, and their order is smoothed by
-# it: scikit-learn's constant (LightGBM's cat_smooth).
-cdef double MIN_CAT_SUPPORT = 10.0
-
-# Pooled progress (docs/criteria.md): under the era criteria a candidate is
-# eligible only when its pooled gain exceeds this share of its per-era
-# children's score, sum_e score(G_Le, H_Le) + score(G_Re, H_Re) over the
-# eras taking part (itself at most the node's sum of g^2 / h). Far above
-# the rounding of the gain (about 1e-16 of that score), far below any split
-# that changes the pooled values.
-cdef double POOLED_PROGRESS_RTOL = 1e-9
-
-# Under ``era`` (boltzmann_alpha <= 0) the per-era scans bound blocks of this
-# many candidates at once (Splitter._score_per_era, docs/criteria.md): a
-# bound costs about a third of its block's gains, and a block whose bound is
-# below the best so far is skipped. After BOUND_MAX_MISSES failed bounds in
-# a row a thread tries one every 2 ** BOUND_MAX_MISSES blocks. The margin,
-# relative to the bound plus the eras' scores, is far above the rounding of
-# the gains and their sum (about 1e-16 of those), far below the gaps
-# between candidates that it skips.
-cdef enum:
-    BOUND_BLOCK = 8
-    BOUND_MAX_MISSES = 6
-# Scans of at most this many steps (features of up to 9 bins; one block of
-# BOUND_BLOCK candidates) are scored by their candidates' gain sums alone
-# where the criterion needs nothing else (Splitter._sums_only): all the
-# candidates' sums in one pass over the cells, eight eras at a time, with no
-# per-era array. That pass reads a bin's eight eras from as many cache lines
-# as there are bins; with more bins, the scan candidate by candidate, which
-# reads a bin's eras in a row, is faster (33 bins, 256 eras: 1.3x slower in
-# one pass).
-cdef enum:
-    GAIN_SUMS_MAX_STEPS = 8
-cdef double BOUND_RTOL = 1e-10
-# four unit roundoffs (2 ** -53 each): Splitter._sum_below
-cdef double SUM_RTOL = 4.0 * 1.1102230246251565e-16
-
-
-cdef struct score_t:
-    # a candidate's score
-    bint found           # eligible
-    int direction_count  # directional: |sum_e d_e|
-    double gain          # pooled gain
-    double criterion     # criterion score: gain, S_era, or S_era (directional)
-
-
-cdef struct split_t:
-    score_t sc
-    int feature
-    int bin              # numeric: left iff bin <= bin; categorical: the prefix
-    uint8_t missing_left
-    double GL
-    double HL
-    uint32_t nL
-    uint8_t is_cat       # categorical split: the left bins are in cat_bitset
-    uint32_t cat_bitset[8]
-
-
-cdef struct node_sums_t:
-    # what the scorer needs of the node
-    unsigned int n_samples
-    double G
-    double H
-    double loss_node     # G * value (scikit-learn's gain)
-    double lower         # bounds of the node's values (monotonic constraints)
-    double upper
-    int E                # eras of the histogram (1 on the pooled path)
-    int M                # eras taking part: E_node, the splittable eras
-    const int32_t *present   # (M,) the eras taking part
-    const signed char *is_present  # (E,) whether each era takes part
-    int n_out            # eras with rows in the node that take no part
-    int n_out_split      # those of them with two rows or more, out[0 ..]
-    const int32_t *out   # (n_out,) those eras
-    double ts_part       # sum of the scores ts over the eras taking part
-    const double *tg     # (E,) per-era totals of g, h, rows, and their score
-    const double *th     # (0 for the eras absent from the node)
-    const double *tn
-    const double *ts
-    # the best criterion found so far over the node's features (shared by
-    # the threads, load_best and raise_best): blocks of candidates bounded
-    # below it are skipped (Splitter._score_per_era)
-    double *shared_best
-    # (E,) G_e / (H_e + 2 lam), 0 for 0 / 0: the bound of a block of
-    # candidates (era_block_bound)
-    const double *kk
-
-
-cdef struct scan_t:
-    # one feature's block and one order of its bins
-    int feature
-    block_t blk          # the block: nb bins of R cells (eras, then pooled)
-    int64_t R
-    int64_t pooled       # the pooled cell of bin 0 (cell of bin b: b * R + it)
-    unsigned int nb
-    unsigned int *seq    # seq[i]: the bin that joins the scanned side at step i
-    int n_steps
-    bint scanned_is_left
-    bint label_is_step   # a candidate's label: its step (categorical), or
-    unsigned int shift   # the bin it added minus ``shift`` (numeric)
-    uint8_t missing_left
-    signed char mono
-    bint ties_to_later   # labels decrease along the scan (right to left)
-    # a sparse histogram (``SparseHistogram``): the rows of bin b are the
-    # entries start[b] .. start[b + 1] - 1; blk holds the pooled sums
-    # (R = 1, pooled = 0)
-    bint sparse
-    const uint32_t *start
-    const int32_t *e_era
-    const G_t *e_g
-    const G_t *e_h
-
-
 cdef struct sparse_t:
     # the arrays of a ``SparseHistogram``
     const int64_t *bin_offsets
@@ -553,74 +90,6 @@ cdef struct sparse_t:
     const int32_t *era
     const G_t *g
     const G_t *h
-
-
-cdef struct pooled_t:
-    # a candidate and its pooled sums
-    unsigned int label   # its bin, or its step (categorical)
-    int step             # the last step on its scanned side
-    uint32_t nL
-    double GL
-    double HL
-    double GR
-    double HR
-
-
-cdef struct era_scratch_t:
-    # per-era work arrays of one feature's scan
-    double *pg           # (E,) scanned-side sums at the previous candidate
-    double *ph
-    double *pn
-    double *qg           # (E,) scanned-side sums at the current candidate
-    double *qh
-    double *qn
-    double *gains        # (E,) per-era gains of the current candidate
-    double *gc           # (M,) the gains of the present eras
-    double *lg           # (E,) left sums, when the scanned side is the right
-    double *lh
-    double *ln
-    double *cr           # (E,) invariance penalty scratch
-    signed char *ok
-    signed char *dirs    # (E,) directions of the eras (sparse scan)
-    int32_t *pos         # (E,) position of each era taking part (sparse scan)
-    double *dmin         # (E,) each era's smallest and largest D over a
-    double *dmax         # block of candidates (block_gather)
-    double *ub           # (E,) each era's bound of its gains over the block
-    double *n1           # (E,) the scanned side's rows and hessians at the
-    double *h1           # block's first candidate
-    # the bounds that failed in a row on this thread, and the blocks still
-    # to score without trying one (_score_per_era)
-    int bound_misses
-    int bound_wait
-    int64_t bound_skips  # blocks skipped by their bound
-    int64_t sums_scans   # scans scored by their gain sums (_score_gain_sums)
-    int64_t screened     # sparse candidates screened out (_sum_below)
-
-
-cdef struct era_view_t:
-    # one candidate's per-era sums and gains, for the scorer
-    const double *qg     # (E,) scanned-side sums
-    const double *qh
-    const double *qn
-    # directional only: sum of the directions d_e of the eras taking part
-    # (left against right)
-    int dsum
-    double gsum          # sum of the gains (alpha = 0 in one division)
-
-
-cdef struct cat_info_t:
-    BIN_t bin
-    double value         # pooled g / (h + MIN_CAT_SUPPORT) of the category
-
-
-cdef struct feature_scratch_t:
-    pooled_t *cands      # (nb,) the candidates of a scan, in scan order
-    int *steps           # (nb,) their steps (era_gain_sums)
-    double *gsums        # (nb,) their eras' gain sums, and 4 nb doubles of
-    double *acc          # work space (era_gain_sums)
-    era_scratch_t era
-    cat_info_t *cats     # (nb,) categories in order
-    unsigned int *seq    # (nb,) scan order
 
 
 cdef bint scratch_alloc(feature_scratch_t *fs, unsigned int nb, int E,
@@ -702,108 +171,12 @@ cdef int cmp_feature_rank(const void *a, const void *b) noexcept nogil:
     return -1 if x.k < y.k else (1 if x.k > y.k else 0)
 
 
-cdef inline void swap_sums(double **pg, double **ph, double **pn, double **qg,
-                           double **qh, double **qn) noexcept nogil:
-    """The scanned side's sums at the current candidate (q) become the
-    previous ones (p), and p's arrays q's scratch."""
-    cdef double *t = pg[0]
-    pg[0] = qg[0]
-    qg[0] = t
-    t = ph[0]
-    ph[0] = qh[0]
-    qh[0] = t
-    t = pn[0]
-    pn[0] = qn[0]
-    qn[0] = t
-
-
 cdef int cmp_cat_info(const void *a, const void *b) noexcept nogil:
     """Increasing value. Never 0, as scikit-learn's comparator: with the same
     libc qsort, equal values end up in the same order as in scikit-learn."""
     if (<const cat_info_t *>a).value < (<const cat_info_t *>b).value:
         return -1
     return 1
-
-
-cdef inline bint better(const score_t *a, const score_t *b,
-                        int split_type) noexcept nogil:
-    """True when candidate a is strictly better than candidate b."""
-    if not a.found:
-        return False
-    if not b.found:
-        return True
-    if split_type != DIRECTIONAL:
-        return a.criterion > b.criterion
-    if a.direction_count != b.direction_count:
-        return a.direction_count > b.direction_count
-    if a.criterion != b.criterion:
-        return a.criterion > b.criterion
-    return a.gain > b.gain
-
-
-cdef inline bint takes_over(const score_t *sc, const score_t *best,
-                            bint ties_to_later, int split_type) noexcept nogil:
-    """Whether a candidate scored ``sc`` becomes the best of a per-era scan:
-    strictly better, or tied in a scan whose labels decrease (the later,
-    lower label wins the tie)."""
-    return better(sc, best, split_type) or (
-        ties_to_later and sc.found and not better(best, sc, split_type))
-
-
-cdef inline void keep(split_t *best, const scan_t *s, const pooled_t *p,
-                      const score_t *sc) noexcept nogil:
-    """Make candidate ``p`` of scan ``s``, scored ``sc``, the best."""
-    best.sc = sc[0]
-    best.feature = s.feature
-    best.bin = p.label
-    best.missing_left = s.missing_left
-    best.GL = p.GL
-    best.HL = p.HL
-    best.nL = p.nL
-    best.is_cat = 0
-
-
-cdef inline double node_value(double G, double H, double lower, double upper,
-                              double lam) noexcept nogil:
-    """Leaf value from pooled sums, as scikit-learn (bounded for monotonicity)."""
-    cdef double v = -G / (H + lam + 1e-15)
-    if v < lower:
-        v = lower
-    elif v > upper:
-        v = upper
-    return v
-
-
-cdef inline bint monotonic_ok(signed char mono, double vL,
-                              double vR) noexcept nogil:
-    """The monotonic constraint of a feature (1 increasing, -1 decreasing,
-    0 none) on the children's (bounded) values."""
-    return not ((mono == 1 and vL > vR) or (mono == -1 and vL < vR))
-
-
-cdef inline double pooled_gain(const pooled_t *p, const node_sums_t *node,
-                               double vL, double vR, double lam,
-                               bint from_values) noexcept nogil:
-    """The pooled gain of candidate ``p``, with children's values vL, vR
-    (``node_value``: bounded by the node's bounds).
-
-    docs/criteria.md's gain is ``score(G_L, H_L) + score(G_R, H_R) -
-    score(G, H)``, computed so on the per-era path. On the pooled path
-    (``from_values``) it is scikit-learn's, bit for bit (the parity tests):
-    ``G * v - G_L * v_L - G_R * v_R`` from the node's value ``v`` and the
-    children's. The two agree, up to rounding, when no bound binds
-    (``v = -G / (H + lam)``, so ``-G v = score(G, H)``), and under monotonic
-    constraints whenever the bounds leave the values alone: the constraint
-    itself only rules candidates out, on both paths from the same bounded
-    values. They differ when a bound binds, i.e. below a monotonic split:
-    there scikit-learn's gain uses the clipped values, the per-era path the
-    unclipped sums (tests/engine/test_monotonic_reference.py shows both).
-    One formula for both would change either the parity with scikit-learn
-    or the era criteria's results, so both stay, side by side here."""
-    if from_values:
-        return node.loss_node - p.GL * vL - p.GR * vR
-    return (score(p.GL, p.HL, lam) + score(p.GR, p.HR, lam)
-            - score(p.GL + p.GR, p.HL + p.HR, lam))
 
 
 class SplitInfo:
@@ -914,23 +287,18 @@ cdef class Splitter:
     cdef int n_eras
     cdef const uint8_t[::1] has_missing
     cdef const signed char[::1] monotonic_cst
-    cdef public int split_type
-    cdef double alpha
-    cdef double lam
+    # the settings of the criterion, for the scorer (_scorer.pxd)
+    cdef criterion_t crit
     cdef double min_hessian
     cdef unsigned int min_samples_leaf
-    cdef bint const_h
     cdef int n_threads
-    cdef double irf_penalty
-    cdef unsigned int min_per_era
-    cdef int penalty_kind
     cdef readonly bint per_era  # score from the per-era histograms
-    # skip blocks of candidates by their bound (_bounded); off only to test
-    # that the splits are the same without
+    # skip blocks of candidates by their bound (bounded, _scorer.pxd); off
+    # only to test that the splits are the same without
     cdef public bint bound_blocks
-    # score the candidates of a scan by their eras' gain sums alone, all at
-    # once, where the criterion needs nothing else (_sums_only); off only to
-    # test that the splits are the same without
+    # score a short scan's candidates by their eras' gain sums alone, all
+    # at once, where the criterion needs nothing else (sums_only,
+    # _scorer.pxd); off only to test that the splits are the same without
     cdef public bint gain_sums
     # the nodes split on each feature so far: the scans under bounds take
     # the features that won most first (find_node_splits)
@@ -992,16 +360,16 @@ cdef class Splitter:
         self.n_eras = n_eras
         self.has_missing = has_missing_values
         self.monotonic_cst = monotonic_cst
-        self.split_type = split_type
-        self.alpha = alpha
-        self.lam = l2_regularization
+        self.crit.split_type = split_type
+        self.crit.alpha = alpha
+        self.crit.lam = l2_regularization
         self.min_hessian = min_hessian_to_split
         self.min_samples_leaf = min_samples_leaf
-        self.const_h = hessians_are_constant
+        self.crit.const_h = hessians_are_constant
         self.n_threads = n_threads
-        self.irf_penalty = irf_penalty
-        self.min_per_era = min_samples_leaf_per_era
-        self.penalty_kind = penalty_kind
+        self.crit.irf_penalty = irf_penalty
+        self.crit.min_per_era = min_samples_leaf_per_era
+        self.crit.penalty_kind = penalty_kind
         self.bound_blocks = True
         self.gain_sums = True
         self.wins = np.zeros(len(n_bins), dtype=np.int64)
@@ -1011,6 +379,11 @@ cdef class Splitter:
             is_categorical = np.zeros(len(n_bins), dtype=np.uint8)
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.uint8)
         self._alloc_scratch(max(n_threads, 1))
+
+    @property
+    def split_type(self):
+        """The criterion's code (``_common.SPLIT_TYPES``)."""
+        return self.crit.split_type
 
     @property
     def blocks_skipped(self):
@@ -1026,7 +399,8 @@ cdef class Splitter:
     @property
     def scans_by_gain_sums(self):
         """The scans scored by their candidates' gain sums alone, all at
-        once (``_score_gain_sums``), since the splitter was made."""
+        once (``score_gain_sums``, _scan_eras.pyx), since the splitter was
+        made."""
         cdef int t
         cdef int64_t n = 0
         for t in range(self.n_scratch):
@@ -1036,7 +410,7 @@ cdef class Splitter:
     @property
     def candidates_screened(self):
         """The candidates of sparse scans that the running sum of their
-        gains screened out (``_score_per_era_sparse``) since the splitter
+        gains screened out (``score_per_era_sparse``) since the splitter
         was made."""
         cdef int t
         cdef int64_t n = 0
@@ -1082,7 +456,7 @@ cdef class Splitter:
         """
         cdef int n_nodes = len(nodes), n_feat = features.shape[0]
         cdef int64_t need = (self.offsets[self.offsets.shape[0] - 1]
-                             * cell_bytes(self.const_h))
+                             * cell_bytes(self.crit.const_h))
         cdef int sub_j = -1, j, k, t, nt, n_tasks = n_nodes * n_feat
         cdef bint paired
         cdef const uint8_t[::1] hist
@@ -1141,12 +515,15 @@ cdef class Splitter:
         cdef signed char *is_present = <signed char *> calloc(n_alloc * E, 1)
         # per-era totals of each node: g, h, rows, score, kk
         cdef double *tot = <double *> calloc(n_alloc * 5 * E, sizeof(double))
-        # the best criterion found so far for each node (_block_bound)
+        # the best criterion found so far for each node (block_bound)
         cdef double *shared = <double *> malloc(n_alloc * sizeof(double))
         # the order in which the features are scanned (_scan_order)
         cdef feature_rank_t *order = <feature_rank_t *> malloc(
             max(n_feat, 1) * sizeof(feature_rank_t))
         self.busy = True
+        # the test switches, as the scorer reads them
+        self.crit.bound_blocks = self.bound_blocks
+        self.crit.gain_sums = self.gain_sums
         try:
             if (node_sums == NULL or hists == NULL or samps == NULL
                     or infos == NULL or present == NULL or is_present == NULL
@@ -1177,7 +554,7 @@ cdef class Splitter:
                     if j == sub_j and n_feat > 0:
                         # the first feature first: the node's totals
                         block_subtract(<uint8_t *> hists[j], sib,
-                                       &self.offsets[0], features[0], self.const_h)
+                                       &self.offsets[0], features[0], self.crit.const_h)
                     self._node_totals(hists[j],
                                       &sparses[j] if is_sparse[j] else NULL,
                                       features, E, &node_sums[j],
@@ -1201,7 +578,7 @@ cdef class Splitter:
                         if k > 0:
                             block_subtract(<uint8_t *> hists[sub_j], sib,
                                            &self.offsets[0], features[k],
-                                           self.const_h)
+                                           self.crit.const_h)
                         for j in range(2):
                             self._scan_task(j, k, features, hists, samps,
                                             sparses, is_sparse, node_sums,
@@ -1213,7 +590,7 @@ cdef class Splitter:
                         if j == sub_j and k > 0:
                             block_subtract(<uint8_t *> hists[j], sib,
                                            &self.offsets[0], features[k],
-                                           self.const_h)
+                                           self.crit.const_h)
                         self._scan_task(j, k, features, hists, samps, sparses,
                                         is_sparse, node_sums, infos, n_feat,
                                         &self.scratch[threadid()])
@@ -1221,7 +598,7 @@ cdef class Splitter:
             for j in range(n_nodes):
                 best = j * n_feat
                 for t in range(j * n_feat + 1, (j + 1) * n_feat):
-                    if better(&infos[t].sc, &infos[best].sc, self.split_type):
+                    if better(&infos[t].sc, &infos[best].sc, self.crit.split_type):
                         best = t
                 if infos[best].sc.found:
                     self.wins[infos[best].feature] += 1
@@ -1262,7 +639,7 @@ cdef class Splitter:
     cdef void _scan_order(self, const uint32_t[::1] features,
                           feature_rank_t *order) noexcept:
         """The order in which a node's features are scanned: under bounds
-        (:meth:`_bounded`), the features that won most nodes so far first,
+        (``bounded``, _scorer.pxd), the features that won most nodes so far first,
         so that the best so far (``node.shared_best``) is high early and
         bounds skip more of the others; otherwise the order of
         ``features``. The split found is the same in any order: the best is
@@ -1270,8 +647,8 @@ cdef class Splitter:
         cdef int k, n_feat = features.shape[0]
         for k in range(n_feat):
             order[k].k = k
-            order[k].wins = self.wins[features[k]] if self._bounded() else 0
-        if self._bounded() and n_feat > 1:
+            order[k].wins = self.wins[features[k]] if bounded(&self.crit) else 0
+        if bounded(&self.crit) and n_feat > 1:
             qsort(order, n_feat, sizeof(feature_rank_t), cmp_feature_rank)
 
     cdef int _read_sparse(self, hist, const uint32_t[::1] features,
@@ -1309,8 +686,8 @@ cdef class Splitter:
         cdef uint32_t b
         m = era.shape[0]
         if (start.shape[0] < cells or pg.shape[0] < cells or pn.shape[0] < cells
-                or (not self.const_h and ph.shape[0] < cells)
-                or g.shape[0] < m or (not self.const_h and h.shape[0] < m)):
+                or (not self.crit.const_h and ph.shape[0] < cells)
+                or g.shape[0] < m or (not self.crit.const_h and h.shape[0] < m)):
             raise ValueError("sparse histogram arrays too short")
         for i in range(features.shape[0]):
             f = features[i]
@@ -1353,7 +730,7 @@ cdef class Splitter:
         cdef int M = 0, n_out = 0, n_out_split = 0, e, f0
         cdef double ts_part = 0.0, d
         # an era with fewer rows in the node cannot be split there
-        cdef double splittable = 2.0 * max(1, self.min_per_era)
+        cdef double splittable = 2.0 * max(1, self.crit.min_per_era)
         cdef block_t blk
         cdef int64_t cell, R = rows_per_bin(self.n_eras), base, i0
         cdef unsigned int b, block_bins
@@ -1371,20 +748,20 @@ cdef class Splitter:
                     for j in range(sp.start[i0 + b], sp.start[i0 + b + 1]):
                         e = sp.era[base + j]
                         tot[e] += sp.g[base + j]
-                        tot[E + e] += 1.0 if self.const_h else sp.h[base + j]
+                        tot[E + e] += 1.0 if self.crit.const_h else sp.h[base + j]
                         tot[2 * E + e] += 1.0
             else:
-                blk = hist_block(hist, &self.offsets[0], f0, self.const_h)
+                blk = hist_block(hist, &self.offsets[0], f0, self.crit.const_h)
                 for b in range(block_bins):
                     for e in range(E):
                         cell = b * R + e
                         tot[e] += blk.g[cell]
-                        tot[E + e] += (<double>blk.n[cell] if self.const_h
+                        tot[E + e] += (<double>blk.n[cell] if self.crit.const_h
                                        else blk.h[cell])
                         tot[2 * E + e] += blk.n[cell]
             for e in range(E):
-                tot[3 * E + e] = score(tot[e], tot[E + e], self.lam)
-                d = tot[E + e] + 2.0 * self.lam
+                tot[3 * E + e] = score(tot[e], tot[E + e], self.crit.lam)
+                d = tot[E + e] + 2.0 * self.crit.lam
                 tot[4 * E + e] = tot[e] / d if d != 0.0 else 0.0
                 if tot[2 * E + e] >= splittable:
                     is_present[e] = 1
@@ -1440,9 +817,9 @@ cdef class Splitter:
         info.sum_hessian_right = H - s.HL
         info.n_samples_left = s.nL
         info.n_samples_right = node.n_samples - s.nL
-        info.value_left = node_value(s.GL, s.HL, lower, upper, self.lam)
-        info.value_right = node_value(G - s.GL, H - s.HL, lower, upper, self.lam)
-        if self.split_type != DIRECTIONAL:
+        info.value_left = node_value(s.GL, s.HL, lower, upper, self.crit.lam)
+        info.value_right = node_value(G - s.GL, H - s.HL, lower, upper, self.crit.lam)
+        if self.crit.split_type != DIRECTIONAL:
             info.priority = (info.criterion, 0.0)
         else:
             info.priority = (s.sc.direction_count / <double>M if M else 0.0,
@@ -1466,7 +843,7 @@ cdef class Splitter:
         out.is_cat = 0
         out.feature = f
         best_rl.sc.found = 0
-        if n_bins_non_missing < 1 or (node.M < 1 and self.split_type != ORIGINAL):
+        if n_bins_non_missing < 1 or (node.M < 1 and self.crit.split_type != ORIGINAL):
             return
         s.feature = f
         s.nb = nb
@@ -1478,16 +855,16 @@ cdef class Splitter:
             i0 = sp.bin_offsets[f]
             base = sp.entry_base[f]
             s.blk.g = sp.pg + i0
-            s.blk.h = sp.ph + i0 if not self.const_h else NULL
+            s.blk.h = sp.ph + i0 if not self.crit.const_h else NULL
             s.blk.n = sp.pn + i0
             s.R = 1
             s.pooled = 0
             s.start = sp.start + i0
             s.e_era = sp.era + base
             s.e_g = sp.g + base
-            s.e_h = sp.h + base if not self.const_h else NULL
+            s.e_h = sp.h + base if not self.crit.const_h else NULL
         else:
-            s.blk = hist_block(hist, &self.offsets[0], f, self.const_h)
+            s.blk = hist_block(hist, &self.offsets[0], f, self.crit.const_h)
             # the block's pooled cells (see _histogram.pyx)
             s.R = rows_per_bin(self.n_eras)
             s.pooled = s.R - 1
@@ -1517,7 +894,7 @@ cdef class Splitter:
                 s.ties_to_later = self.per_era
                 self._scan(&s, fs, node, &best_rl)
                 # scikit-learn: the right-to-left best must beat the other
-                if better(&best_rl.sc, &out.sc, self.split_type):
+                if better(&best_rl.sc, &out.sc, self.crit.split_type):
                     out[0] = best_rl
 
     cdef void _scan_categorical(self, scan_t *s, feature_scratch_t *fs,
@@ -1536,7 +913,7 @@ cdef class Splitter:
         # bins 0 .. n_bins_non_missing - 1 are the categories, bin
         # n_bins_non_missing the missing values
         for b in range(n_bins_non_missing + miss):
-            hb = (s.blk.n[b * s.R + s.pooled] if self.const_h
+            hb = (s.blk.n[b * s.R + s.pooled] if self.crit.const_h
                   else s.blk.h[b * s.R + s.pooled])
             if hb * support >= MIN_CAT_SUPPORT:
                 cats[n_used].bin = <BIN_t>b
@@ -1616,7 +993,7 @@ cdef class Splitter:
         cdef const unsigned int *seq = s.seq
         cdef unsigned int shift = s.shift, n = node.n_samples
         cdef bint by_step = s.label_is_step, left = s.scanned_is_left
-        cdef bint const_h = self.const_h
+        cdef bint const_h = self.crit.const_h
         cdef double G = node.G, H = node.H
         cdef int64_t R = s.R
         for i in range(s.n_steps):
@@ -1655,731 +1032,13 @@ cdef class Splitter:
                 fs.cands[K] = p
                 K = K + 1
             else:
-                sc = self._score(s, &p, node, NULL, NULL)
-                if better(&sc, &best.sc, self.split_type):
+                sc = score_candidate(&self.crit, s, &p, node, NULL, NULL)
+                if better(&sc, &best.sc, self.crit.split_type):
                     keep(best, s, &p, &sc)
                     changed = True
         if K > 0:
             if s.sparse:
-                changed = self._score_per_era_sparse(s, fs, node, K, best)
+                changed = score_per_era_sparse(&self.crit, s, fs, node, K, best)
             else:
-                changed = self._score_per_era(s, fs, node, K, best)
+                changed = score_per_era(&self.crit, s, fs, node, K, best)
         return changed
-
-    cdef bint _score_per_era(self, const scan_t *s, feature_scratch_t *fs,
-                             const node_sums_t *node, int K,
-                             split_t *best) noexcept nogil:
-        """Score the K candidates of one order from the per-era sums.
-
-        A candidate's per-era scanned-side sums are the previous
-        candidate's plus the bins in between, the cells of all eras of a
-        bin being contiguous (one vectorised pass, :meth:`_gather`; the
-        eras absent from the node add zeros); then the gains of all eras
-        come from one dense loop (``era_gains``) and the candidate is
-        scored. With constant hessians the hessian sums are the row counts:
-        one array serves both.
-
-        Under bounds (:meth:`_bounded`: ``era`` with ``boltzmann_alpha <=
-        0``, ``directional``) the candidates go by blocks of BOUND_BLOCK:
-        a block whose bound (:meth:`_block_bound`) is below the best found
-        so far for the node, over all its features, holds no candidate that
-        could win or tie, and its gains (and directions) are not
-        computed."""
-        cdef era_scratch_t *era_scratch = &fs.era
-        cdef const pooled_t *cands = fs.cands
-        cdef int E = node.E, k = 0, kb = 0, step = 0
-        cdef bint const_h = self.const_h, changed = False, scored
-        cdef bint bounded = self._bounded()
-        cdef double *pg = era_scratch.pg
-        cdef double *ph = era_scratch.ph
-        cdef double *pn = era_scratch.pn
-        cdef double *qg = era_scratch.qg
-        cdef double *qh = era_scratch.qh
-        cdef double *qn = era_scratch.qn
-        cdef era_view_t era_sums
-        if const_h:
-            ph = pn
-            qh = qn
-        if self._sums_only(s, node):
-            # one block of candidates: bounded as a whole, or scored by
-            # their gain sums
-            if bounded and self._try_bound(s, era_scratch, node, cands[0].step,
-                                           cands[K - 1].step, 0, pg, ph, pn,
-                                           qg, qh, qn, best):
-                return False
-            return self._score_gain_sums(s, fs, node, K, best)
-        while k < K:
-            if bounded and k == kb:
-                kb = min(k + BOUND_BLOCK, K)
-                if self._try_bound(s, era_scratch, node, cands[k].step,
-                                   cands[kb - 1].step, step, pg, ph, pn, qg,
-                                   qh, qn, best):
-                    # the block's sums are the next one's start
-                    step = cands[kb - 1].step + 1
-                    k = kb
-                    swap_sums(&pg, &ph, &pn, &qg, &qh, &qn)
-                    continue
-            self._gather(s, node, step, cands[k].step, pg, ph, pn, qg, qh, qn)
-            step = cands[k].step + 1
-            # directional: the directions first, without divisions; a
-            # candidate with fewer agreeing eras than the best cannot beat
-            # it, whatever its gains (docs/criteria.md), and is not scored
-            era_sums.dsum = 0
-            scored = True
-            if self.split_type == DIRECTIONAL:
-                era_sums.dsum = self._directions(qg, qh, qn, node)
-                scored = (abs(era_sums.dsum)
-                          >= self._direction_floor(node, best))
-            if scored:
-                era_sums.qg = qg
-                era_sums.qh = qh
-                era_sums.qn = qn
-                era_gains(qg, qh, qn, node.tg, node.th, node.tn, node.ts,
-                          self.lam, E, self._counts(), era_scratch.gains,
-                          &era_sums.gsum)
-                if not s.scanned_is_left:
-                    era_sums.dsum = -era_sums.dsum
-                if self._offer(s, &cands[k], node, &era_sums, era_scratch,
-                               best):
-                    changed = True
-            # this candidate's sums are the next one's start
-            swap_sums(&pg, &ph, &pn, &qg, &qh, &qn)
-            k = k + 1
-        return changed
-
-    cdef inline bint _sums_only(self, const scan_t *s,
-                                const node_sums_t *node) noexcept nogil:
-        """Whether the scan ``s`` is scored by its candidates' gain sums
-        alone (:meth:`_score_gain_sums`): under ``era`` with
-        ``boltzmann_alpha = 0`` (the criterion is the mean of the gains),
-        no invariance penalty, no per-era minimum, every era with rows
-        taking part (the sum over all eras is then theirs), and at most
-        GAIN_SUMS_MAX_STEPS steps."""
-        return (self.gain_sums and s.n_steps <= GAIN_SUMS_MAX_STEPS
-                and self.split_type == ERA and self.alpha == 0.0
-                and self.irf_penalty == 0.0 and self.min_per_era == 0
-                and node.n_out_split == 0)
-
-    cdef bint _score_gain_sums(self, const scan_t *s, feature_scratch_t *fs,
-                               const node_sums_t *node, int K,
-                               split_t *best) noexcept nogil:
-        """:meth:`_score_per_era` where the criterion is the eras' gain
-        sum over M (:meth:`_sums_only`): the sums of all K candidates in one
-        pass over the cells (``era_gain_sums``: the sums of ``era_gains``,
-        bit for bit, without a per-era array), then each candidate is
-        offered to the scorer in scan order. Such a scan is one block of
-        candidates (GAIN_SUMS_MAX_STEPS <= BOUND_BLOCK): :meth:`_score_per_era`
-        tries its bound first."""
-        cdef int k
-        cdef bint changed = False
-        cdef era_view_t era_sums
-        fs.era.sums_scans += 1
-        for k in range(K):
-            fs.steps[k] = fs.cands[k].step
-        era_gain_sums(s.blk.g, NULL if self.const_h else s.blk.h, s.blk.n,
-                      s.R, s.seq, fs.steps, K, node.tg, node.th, node.tn,
-                      node.ts, self.lam, node.E, self._counts(), fs.acc,
-                      fs.gsums)
-        era_sums.qg = NULL
-        era_sums.qh = NULL
-        era_sums.qn = NULL
-        era_sums.dsum = 0
-        for k in range(K):
-            era_sums.gsum = fs.gsums[k]
-            if self._offer(s, &fs.cands[k], node, &era_sums, &fs.era, best):
-                changed = True
-        return changed
-
-    cdef inline bint _counts(self) noexcept nogil:
-        """Whether the per-era gains may take the form of ``eb_era_gain_of``
-        for hessian sums that are the row counts, and lam = 0."""
-        return self.const_h and self.lam == 0.0
-
-    cdef inline bint _bounded(self) noexcept nogil:
-        """Whether the scans skip blocks of candidates by their bounds
-        (docs/criteria.md): under ``era`` with ``boltzmann_alpha <= 0``,
-        whose criterion is at most the mean of the gains of the eras taking
-        part (the mean itself at 0; the Boltzmann operator weighs the
-        smaller gains more below 0), less an invariance penalty (>= 0); and
-        under ``directional``, by the eras that agree (and their gains at
-        ``boltzmann_alpha <= 0``, between candidates as many eras agree
-        on)."""
-        return self.bound_blocks and (
-            (self.split_type == ERA and self.alpha <= 0.0)
-            or self.split_type == DIRECTIONAL)
-
-    cdef inline double _rank_value(self, const score_t *sc) noexcept nogil:
-        """What a node's shared best holds of a score: its agreeing eras
-        under ``directional``, its criterion otherwise."""
-        if self.split_type == DIRECTIONAL:
-            return <double> sc.direction_count
-        return sc.criterion
-
-    cdef inline double _best_so_far(self, const node_sums_t *node,
-                                    const split_t *best) noexcept nogil:
-        """The best so far for the node, as :meth:`_rank_value` gives it:
-        this scan's ``best``, or another feature's (``node.shared_best``,
-        raised only under the bounds), whichever is higher; -inf before
-        any."""
-        cdef double thr = load_best(node.shared_best), own
-        if best.sc.found:
-            own = self._rank_value(&best.sc)
-            if own > thr:
-                thr = own
-        return thr
-
-    cdef inline double _direction_floor(self, const node_sums_t *node,
-                                        const split_t *best) noexcept nogil:
-        """directional: the fewest agreeing eras a candidate needs to be
-        worth its gains: as many as the best so far
-        (:meth:`_best_so_far`); 0 before any."""
-        return max(0.0, self._best_so_far(node, best))
-
-    cdef inline void _gather(self, const scan_t *s, const node_sums_t *node,
-                             int step, int last, const double *pg,
-                             const double *ph, const double *pn, double *qg,
-                             double *qh, double *qn) noexcept nogil:
-        """The scanned side's per-era sums after step ``last`` into q: the
-        sums after step ``step - 1`` (p; none when ``step`` is 0) plus the
-        bins of steps ``step .. last``, added in scan order, so that any
-        grouping of the steps gives the same sums, bit for bit."""
-        cdef int64_t c
-        cdef bint const_h = self.const_h, first = True
-        cdef int E = node.E
-        while step <= last:
-            c = s.seq[step] * s.R
-            # q = p + the bin, or q += the bin; the first bin has no
-            # previous sums (cells are never -0.0, so this is 0.0 + the
-            # bin's sums, bit for bit)
-            add_bin(qg, NULL if step == 0 else (pg if first else qg),
-                    s.blk.g + c, E)
-            add_counts(qn, NULL if step == 0 else (pn if first else qn),
-                       s.blk.n + c, E)
-            if not const_h:
-                add_bin(qh, NULL if step == 0 else (ph if first else qh),
-                        s.blk.h + c, E)
-            first = False
-            step = step + 1
-
-    cdef inline bint _try_bound(self, const scan_t *s,
-                                era_scratch_t *era_scratch,
-                                const node_sums_t *node, int first, int last,
-                                int step, const double *pg, const double *ph,
-                                const double *pn, double *qg, double *qh,
-                                double *qn, const split_t *best) noexcept nogil:
-        """:meth:`_block_bound`, tried unless the last ones failed: a bound
-        costs about a third of the gains of its block, so where bounds
-        rarely skip a block (many small eras) they are tried less and less
-        often, after 1, 3, 7 ... 63 blocks scored in full; one that skips
-        its block starts over. The split found does not depend on it."""
-        cdef int r
-        if era_scratch.bound_wait > 0:
-            era_scratch.bound_wait -= 1
-            return False
-        r = self._block_bound(s, era_scratch, node, first, last, step, pg, ph,
-                              pn, qg, qh, qn, best)
-        if r == 1:
-            era_scratch.bound_misses = 0
-            era_scratch.bound_skips += 1
-        elif r == 0:
-            era_scratch.bound_misses = min(era_scratch.bound_misses + 1,
-                                           BOUND_MAX_MISSES)
-            era_scratch.bound_wait = (1 << era_scratch.bound_misses) - 1
-        return r == 1
-
-    cdef int _block_bound(self, const scan_t *s, era_scratch_t *era_scratch,
-                          const node_sums_t *node, int first, int last,
-                          int step, const double *pg, const double *ph,
-                          const double *pn, double *qg, double *qh,
-                          double *qn, const split_t *best) noexcept nogil:
-        """1 when the candidates of the steps ``first .. last`` are all
-        below the best criterion found so far for the node (this scan's
-        ``best``, or another feature's: ``node.shared_best``), from an upper
-        bound of their gain sums (``era_block_bound``, docs/criteria.md);
-        then q holds the sums after step ``last``, gathered from p (the
-        sums after step ``step - 1``) as :meth:`_gather` does. Otherwise
-        the block is to be scored and q is scratch: 0, or -1 when there is
-        no best yet to compare with.
-
-        The margin covers the rounding of the gains and of their sum: a
-        block is skipped only when none of its candidates can win or tie,
-        so the split found is the same as without the bound."""
-        cdef double thr = self._best_so_far(node, best), bsum
-        cdef bint directional = self.split_type == DIRECTIONAL
-        cdef int dc
-        if not thr > 0.0:
-            return -1
-        block_gather(s.blk.g, NULL if self.const_h else s.blk.h, s.blk.n,
-                     s.R, s.seq, step, first, last, pg, ph, pn, qg, qh, qn,
-                     node.kk, self.lam, era_scratch.dmin, era_scratch.dmax,
-                     era_scratch.n1, era_scratch.h1, node.E, s.n_steps)
-        if directional:
-            # fewer agreeing eras than the best so far, or as many and a
-            # lower era score than this scan's best (alpha <= 0)
-            dc = era_block_directions(
-                era_scratch.dmin, era_scratch.dmax, era_scratch.n1,
-                era_scratch.h1, qn, qh, node.tg, node.th, node.tn,
-                node.is_present, self.lam, self.const_h, node.E)
-            if dc < thr:
-                return 1
-            if (self.alpha > 0.0 or not best.sc.found
-                    or dc != best.sc.direction_count):
-                return 0
-            thr = best.sc.criterion
-        bsum = era_block_bound(era_scratch.dmin, era_scratch.dmax,
-                               era_scratch.n1, era_scratch.h1, qn, qh, node.tg,
-                               node.th, node.tn, self.lam, self.const_h,
-                               node.E, era_scratch.ub)
-        return bsum + BOUND_RTOL * (bsum + node.ts_part) < thr * node.M
-
-    cdef bint _score_per_era_sparse(self, const scan_t *s, feature_scratch_t *fs,
-                                    const node_sums_t *node, int K,
-                                    split_t *best) noexcept nogil:
-        """:meth:`_score_per_era` from a sparse histogram: as each bin joins
-        the scanned side, its rows update their eras' sums, gains and
-        directions (the sum of the directions of the eras taking part by the
-        differences); then each candidate is scored as on the dense path,
-        its gain sum summed anew over the eras taking part (``lane_sum``),
-        so that a partition has the same sum from either scan. The gains
-        follow the rows, not ``E`` per candidate; the sum rounds differently
-        from the dense path's sum over all eras.
-
-        Under the bounds (:meth:`_bounded`) at ``boltzmann_alpha <= 0`` a
-        running sum of the gains of the eras taking part, updated by each
-        change of an era's gain, screens the candidates first
-        (:meth:`_sum_below`): one whose criterion cannot reach the best so
-        far is not summed anew nor scored. The split found is the same as
-        when every candidate is scored."""
-        cdef era_scratch_t *era_scratch = &fs.era
-        cdef const pooled_t *cands = fs.cands
-        cdef int E = node.E, M = node.M, k, step = 0, e, d, dsum = 0, i
-        cdef bint const_h = self.const_h, changed = False
-        cdef bint directional = self.split_type == DIRECTIONAL
-        cdef bint screen = self._bounded() and self.alpha <= 0.0
-        # constant hessians and lam = 0: the gains' shorter form, the same
-        # values (eb_era_gain_of)
-        cdef bint counts = self._counts()
-        cdef uint32_t j, end
-        cdef unsigned int b
-        cdef double gain, xg, xh, xn, delta
-        # the running sum of the present eras' gains, the sum of the sizes
-        # of its changes and their number (_sum_below)
-        cdef double run = 0.0, moved = 0.0
-        cdef int64_t updates = 0
-        # the scanned side's per-era sums, the eras' gains (by era, and of
-        # the eras taking part in their order) and directions
-        cdef double *qg = era_scratch.qg
-        cdef double *qh = era_scratch.qh if not const_h else era_scratch.qn
-        cdef double *qn = era_scratch.qn
-        cdef double *gains = era_scratch.gains
-        cdef double *gc = era_scratch.gc
-        cdef int32_t *pos = era_scratch.pos
-        cdef signed char *dirs = era_scratch.dirs
-        cdef const double *tg = node.tg
-        cdef const double *th = node.th
-        cdef const double *tn = node.tn
-        cdef const double *ts = node.ts
-        cdef const signed char *is_present = node.is_present
-        cdef const int32_t *e_era = s.e_era
-        cdef const G_t *e_g = s.e_g
-        cdef const G_t *e_h = s.e_h
-        cdef double lam = self.lam
-        cdef era_view_t era_sums
-        for e in range(E):
-            qg[e] = 0.0
-            qn[e] = 0.0
-            qh[e] = 0.0
-            gains[e] = 0.0
-            dirs[e] = 0
-        # the gains of the eras taking part, in their order
-        for i in range(M):
-            pos[node.present[i]] = i
-            gc[i] = 0.0
-        for k in range(K):
-            while step <= cands[k].step:
-                b = s.seq[step]
-                end = s.start[b + 1]
-                for j in range(s.start[b], end):
-                    e = e_era[j]
-                    xg = qg[e] + e_g[j]
-                    xn = qn[e] + 1.0
-                    qg[e] = xg
-                    qn[e] = xn
-                    if const_h:
-                        xh = xn
-                    else:
-                        xh = qh[e] + e_h[j]
-                        qh[e] = xh
-                    # the era's gain once its rows of the bin (consecutive)
-                    # are in
-                    if is_present[e] and (j + 1 == end or e_era[j + 1] != e):
-                        gain = era_gain_of(xg, xh, xn, tg[e] - xg,
-                                           th[e] - xh, tn[e] - xn, ts[e], lam,
-                                           counts)
-                        delta = gain - gains[e]
-                        gains[e] = gain
-                        gc[pos[e]] = gain
-                        run = run + delta
-                        moved = moved + fabs(delta)
-                        if directional:
-                            d = era_direction_of(xg, xh, xn, tg[e] - xg,
-                                                 th[e] - xh, tn[e] - xn, lam,
-                                                 counts)
-                            dsum += d - dirs[e]
-                            dirs[e] = <signed char>d
-                updates += end - s.start[b]
-                step = step + 1
-            if directional:
-                if abs(dsum) < self._direction_floor(node, best):
-                    continue
-                # as many agreeing eras as this scan's best: it wins by its
-                # criterion only
-                if (screen and best.sc.found
-                        and abs(dsum) == best.sc.direction_count
-                        and self._sum_below(run, moved, updates, M,
-                                            best.sc.criterion)):
-                    era_scratch.screened += 1
-                    continue
-            elif screen and self._sum_below(run, moved, updates, M,
-                                            self._best_so_far(node, best)):
-                era_scratch.screened += 1
-                continue
-            era_sums.qg = qg
-            era_sums.qh = qh
-            era_sums.qn = qn
-            era_sums.gsum = lane_sum(gc, M)
-            era_sums.dsum = dsum if s.scanned_is_left else -dsum
-            if self._offer(s, &cands[k], node, &era_sums, era_scratch, best):
-                changed = True
-        return changed
-
-    cdef inline bint _sum_below(self, double run, double moved,
-                                int64_t updates, int M,
-                                double thr) noexcept nogil:
-        """Whether a candidate's criterion is surely below ``thr``
-        (``boltzmann_alpha <= 0``: at most the mean of the gains of the M
-        eras taking part, less a penalty), from ``run``, their sum kept
-        by ``updates`` changes whose sizes add up to ``moved``
-        (:meth:`_score_per_era_sparse`). ``run`` differs from any sum of
-        the gains by at most about ``(updates + M) u moved`` (u, the unit
-        roundoff: each change and each addition rounds once, and every
-        partial sum and gain is at most ``moved``); the margin is four
-        times that, plus BOUND_RTOL of ``moved`` for the rounding of the
-        Boltzmann operator. False when ``thr`` is not above 0 (nothing to
-        beat yet, or no candidate could be eligible below it)."""
-        if not thr > 0.0:
-            return False
-        return ((run + (BOUND_RTOL + SUM_RTOL * <double>(updates + M + 1))
-                 * moved) / M < thr)
-
-    cdef inline bint _offer(self, const scan_t *s, const pooled_t *p,
-                            const node_sums_t *node,
-                            const era_view_t *era_sums,
-                            era_scratch_t *era_scratch,
-                            split_t *best) noexcept nogil:
-        """A candidate of a per-era scan, with its per-era sums and gains,
-        against the best of the scan: scored (unless below the best,
-        :meth:`_below_best`) and kept when it takes over. True when
-        kept."""
-        cdef score_t sc
-        if self._below_best(node, era_sums, era_scratch, best):
-            return False
-        sc = self._score(s, p, node, era_sums, era_scratch)
-        if takes_over(&sc, &best.sc, s.ties_to_later, self.split_type):
-            keep(best, s, p, &sc)
-            if self._bounded():
-                raise_best(node.shared_best, self._rank_value(&sc))
-            return True
-        return False
-
-    cdef inline bint _below_best(self, const node_sums_t *node,
-                                 const era_view_t *era_sums,
-                                 const era_scratch_t *era_scratch,
-                                 const split_t *best) noexcept nogil:
-        """Under ``era`` with ``boltzmann_alpha = 0`` and no invariance
-        penalty a candidate's criterion is its eras' gain sum over M
-        (:meth:`_criterion`), known before the rest of its score: one
-        below the best's (this scan's, or another feature's of the node:
-        ``node.shared_best``) can neither beat it nor tie, so the scorer's
-        other steps (the children's values, the pooled gain and
-        progress) are skipped. The split found is the same as when it is
-        scored."""
-        cdef double thr
-        if (self.split_type != ERA or self.alpha != 0.0
-                or self.irf_penalty > 0.0):
-            return False
-        thr = self._best_so_far(node, best)
-        if not thr > 0.0:
-            return False
-        return (self._present_gain_sum(node, era_sums, era_scratch) / node.M
-                < thr)
-
-    cdef inline int _directions(self, const double *qg, const double *qh,
-                                const double *qn,
-                                const node_sums_t *node) noexcept nogil:
-        """The sum of the directions of the eras taking part, from a
-        candidate's per-era sums (the scanned side plays the left side):
-        all eras' (``era_directions``), less those taking no part."""
-        cdef int i, e
-        cdef int dsum = era_directions(qg, qh, qn, node.tg, node.th, node.tn,
-                                       self.lam, node.E, self._counts())
-        for i in range(node.n_out_split):
-            e = node.out[i]
-            dsum -= era_direction_of(qg[e], qh[e], qn[e], node.tg[e] - qg[e],
-                                     node.th[e] - qh[e], node.tn[e] - qn[e],
-                                     self.lam, self._counts())
-        return dsum
-
-    cdef inline score_t _score(self, const scan_t *s, const pooled_t *p,
-                               const node_sums_t *node, const era_view_t *era_sums,
-                               era_scratch_t *era_scratch) noexcept nogil:
-        """The one candidate scorer: the score of candidate ``p``.
-
-        ``era_sums`` holds its per-era sums and gains (NULL on the pooled
-        path). The steps, in order: the per-era minimum
-        (:meth:`_era_minimum_ok`), the monotonic constraint
-        (``monotonic_ok``), the pooled gain (``pooled_gain``), pooled
-        progress under the era criteria (:meth:`_pooled_progress`), the
-        direction count (directional), the criterion of ``split_type``
-        (:meth:`_criterion`) minus the invariance penalty
-        (:meth:`_penalty`). A step that rules the candidate out returns it
-        not found."""
-        cdef double vL, vR, gsum
-        cdef score_t c
-        c.found = 0
-        c.direction_count = 0
-        c.gain = 0.0
-        c.criterion = 0.0
-        if (era_sums != NULL and self.min_per_era
-                and not self._era_minimum_ok(node, era_sums)):
-            return c
-        vL = node_value(p.GL, p.HL, node.lower, node.upper, self.lam)
-        vR = node_value(p.GR, p.HR, node.lower, node.upper, self.lam)
-        if not monotonic_ok(s.mono, vL, vR):
-            return c
-        c.gain = pooled_gain(p, node, vL, vR, self.lam, era_sums == NULL)
-        if era_sums == NULL:
-            c.criterion = c.gain
-            c.found = c.gain > 0.0
-            return c
-        gsum = era_sums.gsum
-        if self.split_type != ORIGINAL:
-            gsum = self._present_gain_sum(node, era_sums, era_scratch)
-            if not self._pooled_progress(c.gain, gsum, node):
-                return c
-        if self.split_type == DIRECTIONAL:
-            c.direction_count = abs(era_sums.dsum)
-            if c.direction_count == 0:
-                return c
-        c.criterion = self._criterion(c.gain, gsum, node, era_scratch)
-        if self.irf_penalty > 0.0:
-            c.criterion -= self._penalty(s, node, era_sums, era_scratch,
-                                         p.HL + p.HR)
-        if self.split_type == DIRECTIONAL:
-            c.found = 1
-        else:
-            c.found = c.criterion > 0.0
-        return c
-
-    cdef inline bint _era_minimum_ok(self, const node_sums_t *node,
-                                     const era_view_t *era_sums) noexcept nogil:
-        """``min_samples_leaf_per_era``: every era taking part keeps that
-        many rows on each side (the scanned side's count against the
-        era's total)."""
-        cdef double m = self.min_per_era
-        cdef int i, e
-        for i in range(node.M):
-            e = node.present[i]
-            if era_sums.qn[e] < m or node.tn[e] - era_sums.qn[e] < m:
-                return False
-        return True
-
-    cdef inline double _present_gain_sum(self, const node_sums_t *node,
-                                         const era_view_t *era_sums,
-                                         const era_scratch_t *era_scratch
-                                         ) noexcept nogil:
-        """The sum of the gains of the eras taking part: ``era_gains``'s sum
-        over all eras, unless some eras with rows take no part (then summed
-        again over the eras taking part)."""
-        cdef double gsum = era_sums.gsum
-        cdef int i
-        if node.n_out_split > 0:
-            gsum = 0.0
-            for i in range(node.M):
-                gsum += era_scratch.gains[node.present[i]]
-        return gsum
-
-    cdef inline bint _pooled_progress(self, double gain, double gsum,
-                                      const node_sums_t *node) noexcept nogil:
-        """Pooled progress (docs/criteria.md): a positive pooled gain above
-        POOLED_PROGRESS_RTOL of the per-era children's score, the eras'
-        gains plus their total scores."""
-        return gain > 0.0 and gain > POOLED_PROGRESS_RTOL * (gsum + node.ts_part)
-
-    cdef inline double _criterion(self, double gain, double gsum,
-                                  const node_sums_t *node,
-                                  era_scratch_t *era_scratch) noexcept nogil:
-        """The criterion of ``split_type`` before the penalty: the pooled
-        gain (original), or the Boltzmann operator of the gains of the eras
-        taking part (era, and directional's tie-break)."""
-        cdef int i, M = node.M
-        if self.split_type == ORIGINAL:
-            return gain
-        if self.alpha == 0.0:
-            return gsum / M  # the absent eras' gains are zeros
-        for i in range(M):
-            era_scratch.gc[i] = era_scratch.gains[node.present[i]]
-        return boltzmann(era_scratch.gc, M, self.alpha)
-
-    cdef inline double _penalty(self, const scan_t *s, const node_sums_t *node,
-                                const era_view_t *era_sums,
-                                era_scratch_t *era_scratch,
-                                double H) noexcept nogil:
-        """The invariance penalty of ``penalty_kind``, weighted by
-        ``irf_penalty`` and the node's hessian sum ``H``, over the eras
-        taking part: the others count as absent (no rows on the left)."""
-        cdef int i, E = node.E
-        cdef const double *lg
-        cdef const double *lh
-        cdef const double *ln
-        if s.scanned_is_left:
-            lg = era_sums.qg
-            lh = era_sums.qh
-            ln = era_sums.qn
-        else:
-            for i in range(E):
-                era_scratch.lg[i] = node.tg[i] - era_sums.qg[i]
-                era_scratch.lh[i] = node.th[i] - era_sums.qh[i]
-                era_scratch.ln[i] = node.tn[i] - era_sums.qn[i]
-            lg = era_scratch.lg
-            lh = era_scratch.lh
-            ln = era_scratch.ln
-        if node.n_out > 0:
-            # the eras taking no part count as absent: no rows left
-            if ln != era_scratch.ln:
-                for i in range(E):
-                    era_scratch.ln[i] = ln[i]
-                ln = era_scratch.ln
-            for i in range(node.n_out):
-                era_scratch.ln[node.out[i]] = 0.0
-        # over the eras of the node (absent eras have no rows)
-        if self.penalty_kind == VALUE_VARIANCE:
-            return self.irf_penalty * H * value_variance(
-                lg, lh, ln, node.tg, node.th, E, self.lam, era_scratch.cr,
-                era_scratch.ok)
-        return self.irf_penalty * 0.5 * H * rate_spread(
-            lg, lh, node.tg, node.th, node.is_present, E)
-
-
-def split_indices(const BIN_t[:, :] X_binned, int feature, unsigned int bin_idx,
-                  bint missing_go_to_left, unsigned int missing_bin,
-                  uint32_t[::1] sample_indices, uint32_t[::1] buffer,
-                  int n_threads):
-    """Stable partition of ``sample_indices`` in place: left rows first.
-
-    A row goes left when its bin is <= ``bin_idx``, or when it is missing
-    (bin == ``missing_bin``) and ``missing_go_to_left``. The relative order of
-    rows is kept on each side (so rows stay grouped by era), whatever the
-    number of threads. Returns the number of rows going left.
-    """
-    cdef uint8_t goes_left[256]
-    cdef unsigned int v
-    for v in range(256):
-        goes_left[v] = v <= bin_idx or (missing_go_to_left and v == missing_bin)
-    return _partition(X_binned[:, feature], goes_left, sample_indices, buffer,
-                      n_threads)
-
-
-def copy_rows(uint32_t[::1] dst not None, const uint32_t[::1] src not None,
-              int n_threads):
-    """``dst[:] = src``, in contiguous chunks on ``n_threads`` threads (a
-    tree's root rows into the partition buffer that its grower reorders:
-    a serial copy of millions of rows a tree does not scale)."""
-    cdef Py_ssize_t n = src.shape[0], chunk, lo, hi
-    cdef int t, nt = n_threads if n >= ROWS_PER_THREAD * n_threads else 1
-    if dst.shape[0] != n:
-        raise ValueError(f"copy_rows: {dst.shape[0]} rows for {n}")
-    if n == 0:
-        return
-    nt = max(1, nt)
-    chunk = (n + nt - 1) // nt
-    with nogil:
-        for t in prange(nt, schedule='static', chunksize=1, num_threads=nt):
-            lo = t * chunk
-            hi = min(n, lo + chunk)
-            if hi > lo:
-                memcpy(&dst[lo], &src[lo], (hi - lo) * sizeof(uint32_t))
-
-
-def split_indices_categorical(const BIN_t[:, :] X_binned, int feature,
-                              const uint32_t[::1] left_cat_bitset,
-                              uint32_t[::1] sample_indices, uint32_t[::1] buffer,
-                              int n_threads):
-    """As :func:`split_indices` for a categorical split: a row goes left when
-    its bin (the missing-value bin included) is in ``left_cat_bitset``."""
-    cdef uint8_t goes_left[256]
-    cdef unsigned int v
-    for v in range(256):
-        goes_left[v] = in_bitset(&left_cat_bitset[0], v)
-    return _partition(X_binned[:, feature], goes_left, sample_indices, buffer,
-                      n_threads)
-
-
-cdef Py_ssize_t _partition(const BIN_t[:] col, const uint8_t *goes_left,
-                           uint32_t[::1] sample_indices, uint32_t[::1] buffer,
-                           int n_threads) except -1:
-    """Stable in-place partition of the rows by ``goes_left[bin]``."""
-    cdef Py_ssize_t n = sample_indices.shape[0]
-    cdef int t, nt = n_threads if n >= ROWS_PER_THREAD * n_threads else 1
-    cdef Py_ssize_t chunk = (n + nt - 1) // nt if nt > 0 else n
-    cdef Py_ssize_t *nleft = <Py_ssize_t *> calloc(nt + 1, sizeof(Py_ssize_t))
-    cdef Py_ssize_t *nright = <Py_ssize_t *> calloc(nt + 1, sizeof(Py_ssize_t))
-    cdef Py_ssize_t i, lo, hi, nl, nr, gl, pos_l, pos_r, total_left = 0
-    cdef uint32_t row
-    cdef bint strided = col.strides[0] != 1
-    if nleft == NULL or nright == NULL:
-        free(nleft)
-        free(nright)
-        raise MemoryError()
-    with nogil:
-        for t in prange(nt, schedule='static', chunksize=1, num_threads=nt):
-            lo = t * chunk
-            hi = min(n, lo + chunk)
-            nl = 0
-            nr = 0
-            # left rows go to the front of the chunk in buffer, right rows to
-            # the back (reversed), then are copied out in order
-            for i in range(lo, hi):
-                row = sample_indices[i]
-                if strided and i + 4 * PREFETCH_ROWS < hi:
-                    # a matrix stored by rows: a cache line a row, asked
-                    # for further ahead than the histograms' rows (a row
-                    # here is a few instructions of work, not a chunk of
-                    # features)
-                    prefetch(&col[sample_indices[i + 4 * PREFETCH_ROWS]])
-                # both ends written, one kept: no branch to mispredict
-                # (balanced splits send rows either way at random)
-                gl = goes_left[col[row]]
-                buffer[lo + nl] = row
-                buffer[hi - 1 - nr] = row
-                nl = nl + gl
-                nr = nr + (1 - gl)
-            nleft[t] = nl
-            nright[t] = nr
-        for t in range(nt):
-            total_left = total_left + nleft[t]
-        for t in prange(nt, schedule='static', chunksize=1, num_threads=nt):
-            lo = t * chunk
-            hi = min(n, lo + chunk)
-            pos_l = 0
-            pos_r = total_left
-            for i in range(t):
-                pos_l = pos_l + nleft[i]
-                pos_r = pos_r + nright[i]
-            if nleft[t] > 0:
-                memcpy(&sample_indices[pos_l], &buffer[lo], nleft[t] * sizeof(uint32_t))
-            for i in range(nright[t]):
-                sample_indices[pos_r + i] = buffer[hi - 1 - i]
-    free(nleft)
-    free(nright)
-    return total_left

@@ -16,7 +16,8 @@ import numpy as np
 
 from ._common import BITSET_DTYPE, MIN_HESSIAN_TO_SPLIT, NODE_DTYPE
 from ._histogram import SparseHistogram
-from ._splitting import SplitNode, split_indices, split_indices_categorical
+from ._partition import split_indices, split_indices_categorical
+from ._splitting import SplitNode
 
 # On the per-era path, a node with fewer rows than this many times the
 # per-era cells of a feature's histogram (on average) gets a sparse
