@@ -79,6 +79,12 @@ cdef enum:
     # bytes of the slots of short runs' eras (``rows_era_slots``)
     SLOT_BYTES = 16384
 
+# On the per-era path a node with fewer rows than this many times the
+# per-era cells of a feature's histogram (on average) gets a sparse
+# histogram (``HistogramBuilder.build``): its cost follows its rows, where
+# a dense one costs all its cells; sorting a row costs several cells' work
+SPARSE_ROWS_PER_CELL = 0.25
+
 
 def histogram_rows_per_bin(int n_eras):
     """Cells of one bin in a histogram block: ``n_eras + 1`` with several
@@ -602,6 +608,13 @@ cdef class HistogramBuilder:
     ----------
     nbytes : int
         Bytes of one histogram (:meth:`empty` allocates one).
+    pool : HistogramPool or None
+        Where :meth:`build` takes dense histograms and :meth:`release` gives
+        them back (``engine.build_engine`` sets it); None: new buffers, left
+        to the garbage collector.
+    sparse_below : int
+        Rows: :meth:`build` makes a sparse histogram for a node of fewer
+        rows (0: never; set with several eras from SPARSE_ROWS_PER_CELL).
     """
     cdef const BIN_t[:, :] X_binned
     # element (i, f) of X_binned at x0 + i * rs + f * cs
@@ -636,6 +649,10 @@ cdef class HistogramBuilder:
     cdef object _seen          # eras seen among a node's runs (uint8)
     cdef object _slice_runs    # runs counted in slices of rows (int64)
     cdef bint lanes            # era runs may go to lanes (LANES_MAX_BINS)
+    # where dense histograms come from and go back (``_memory.HistogramPool``)
+    cdef public object pool
+    # nodes of fewer rows get sparse histograms (:meth:`build`)
+    cdef public Py_ssize_t sparse_below
 
     def __init__(self, X_binned, n_bins, offsets, int n_eras, era_codes,
                  gradients, hessians, int n_threads, Py_ssize_t block_rows=0):
@@ -687,6 +704,11 @@ cdef class HistogramBuilder:
         self._slice_runs = np.zeros(2, dtype=np.int64)
         self.lanes = (self.n_features == 0
                       or int(np.max(np.asarray(n_bins))) <= LANES_MAX_BINS)
+        self.pool = None
+        self.sparse_below = 0
+        if n_eras > 1 and self.n_features:
+            self.sparse_below = int(
+                SPARSE_ROWS_PER_CELL * (self.size / self.n_features))
 
     @property
     def constant_hessian(self):
@@ -714,6 +736,107 @@ cdef class HistogramBuilder:
             h = h[:rows * nb].reshape(nb, rows).T
         return {"g": g[:rows * nb].reshape(nb, rows).T, "h": h,
                 "n": n.view(np.uint32)[:rows * nb].reshape(nb, rows).T}
+
+    def build(self, const uint32_t[::1] sample_indices not None,
+              const uint32_t[::1] features not None, bint root=False,
+              bint dense=False):
+        """A node's histograms for the features listed: sparse
+        (:meth:`compute_sparse`) for fewer rows than ``sparse_below`` unless
+        ``dense``, else a buffer of the pool filled by :meth:`compute_brute`.
+
+        Parameters
+        ----------
+        sample_indices : ndarray of uint32
+            The node's rows (``0 .. n-1`` in order with ``root``).
+        features : ndarray of uint32
+        root : bool, default=False
+        dense : bool, default=False
+            A dense histogram whatever the rows (one to subtract).
+
+        Returns
+        -------
+        hist : ndarray of uint8 or SparseHistogram
+            To give back with :meth:`release`.
+        """
+        if not dense and sample_indices.shape[0] < self.sparse_below:
+            return self.compute_sparse(sample_indices, features, root)
+        hist = self.empty() if self.pool is None else self.pool.get()
+        self.compute_brute(sample_indices, hist, features, root)
+        return hist
+
+    def subtractable(self, Py_ssize_t n_rows):
+        """Whether a node of ``n_rows`` rows may have a child's histogram
+        made by subtraction from its own: not below ``sparse_below`` rows,
+        where both children are built from their rows.
+
+        Parameters
+        ----------
+        n_rows : int
+
+        Returns
+        -------
+        bool
+        """
+        return n_rows >= self.sparse_below
+
+    def release(self, hist):
+        """Give back a histogram of :meth:`build` that is no longer used
+        (None: nothing): a dense one to the pool, a sparse one's arrays to
+        the next sparse histograms."""
+        if hist is None:
+            return
+        if isinstance(hist, SparseHistogram):
+            self.recycle_sparse(hist)
+        elif self.pool is not None:
+            self.pool.release(hist)
+
+    def root_sums(self, hist, int f, Py_ssize_t n_rows, int max_bins,
+                  bint has_missing):
+        """The sums of the gradients and hessians of a root's ``n_rows``
+        rows from feature f's histogram (of :meth:`build`), added as
+        scikit-learn adds them: over the feature's bins laid out on
+        ``max_bins + 1`` cells, the missing-value bin last, so that the
+        pooled criterion grows scikit-learn's very trees.
+
+        Parameters
+        ----------
+        hist : ndarray of uint8 or SparseHistogram
+        f : int
+            A feature built in ``hist``.
+        n_rows : int
+        max_bins : int
+            The binning's ``max_bins``.
+        has_missing : bool
+            Whether feature f's block holds the missing-value bin (its
+            last).
+
+        Returns
+        -------
+        sum_gradients, sum_hessians : float
+        """
+        cdef Py_ssize_t nb = self.n_bins[f]
+        cdef Py_ssize_t n_known = nb - has_missing
+        cdef bint const_h = self.hessians_are_constant
+        if isinstance(hist, SparseHistogram):
+            start = hist.bin_offsets[f]
+            g = hist.pooled_g[start:start + nb]
+            h = None if const_h else hist.pooled_h[start:start + nb]
+        else:
+            # the eras' rows of the block, summed over the eras
+            block = self.block(hist, f)
+            g = block["g"][:self.n_eras].sum(axis=0)
+            h = None if const_h else block["h"][:self.n_eras].sum(axis=0)
+        full = np.zeros(max_bins + 1)
+        full[:n_known] = g[:n_known]
+        if has_missing:
+            full[max_bins] = g[n_known]
+        sum_gradients = full.sum()
+        if const_h:
+            return sum_gradients, self.constant_hessian * n_rows
+        full[:n_known] = h[:n_known]
+        if has_missing:
+            full[max_bins] = h[n_known]
+        return sum_gradients, full.sum()
 
     def update_gradients(self, gradients, hessians):
         """Point the builder at new gradient arrays (same shapes)."""
