@@ -38,15 +38,15 @@ def spy(monkeypatch):
     original_init = grower_module.TreeGrower.__init__
     original_build = grower_module.TreeGrower._build
 
-    def init(self, *args, **kwargs):
+    def init(self, engine, root_indices, *args, **kwargs):
         record = {
-            "rows": np.array(args[4]),
+            "rows": np.array(root_indices),
             "tree_features": kwargs.get("tree_features"),
             "built": set(),
         }
         calls.append(record)
         self._spy = record
-        original_init(self, *args, **kwargs)
+        original_init(self, engine, root_indices, *args, **kwargs)
 
     def build(self, node, root=False, dense=False):
         self._spy["built"].update(int(f) for f in self._features(node))

@@ -50,8 +50,8 @@ try:
 except ImportError as exc:  # pragma: no cover - a broken install
     sys.exit(f"cannot import eraboost: {exc}")
 
-# the grower's threshold of dense histograms (grower.SPARSE_ROWS_PER_CELL)
-SPARSE_ROWS_PER_CELL = 0.25
+# the builder's threshold of dense histograms (HistogramBuilder.build)
+SPARSE_ROWS_PER_CELL = _histogram.SPARSE_ROWS_PER_CELL
 
 
 def main(argv=None):

@@ -440,7 +440,7 @@ class _BaseInvariantForest(BaseEstimator):
     def _grow_tree(self, engine, problem, rows, offset, fraction, tree_rng):
         """One tree on ``rows``, its leaves holding the weighted mean target;
         returns its predictor."""
-        grower = TreeGrower.from_engine(
+        grower = TreeGrower(
             engine,
             rows,
             feature_fraction_per_split=fraction,

@@ -946,7 +946,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             # still grouped by era (a new array)
             root, root_is_identity = engine.root_rows[rows[engine.root_rows]], False
             buffer = row_buffers[1][: root.shape[0]]
-        grower = TreeGrower.from_engine(
+        grower = TreeGrower(
             engine,
             root,
             root_is_identity,

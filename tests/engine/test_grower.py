@@ -11,7 +11,6 @@ hold.
 import numpy as np
 import pytest
 
-from eraboost._engine import grower as grower_module
 from eraboost._engine._histogram import SparseHistogram
 from eraboost._engine.binning import BinMapper
 from eraboost._engine.engine import EngineSettings, build_engine
@@ -48,11 +47,14 @@ def grow(
     min_samples_leaf=5,
     shrinkage=1.0,
     buffer=None,
+    rows_per_cell=None,
     **limits,
 ):
     """Bin, assemble the engine and grow one tree on the squared-error
     gradients at the mean (``buffer``: the partition's scratch, None for a
-    new one); returns (grower, bin mapper, X_binned, g, h)."""
+    new one; ``rows_per_cell``: sparse histograms below this many rows per
+    cell of a feature's block, None for the builder's default); returns
+    (grower, bin mapper, X_binned, g, h)."""
     bm = BinMapper(max_bins=255, random_state=0)
     Xb = bm.fit_transform(X)
     g = (np.mean(y) - y).astype(np.float32)
@@ -73,21 +75,17 @@ def grow(
         g,
         h,
     )
+    if rows_per_cell is not None:
+        cells = engine.builder.size / Xb.shape[1]
+        engine.builder.sparse_below = (
+            int(rows_per_cell * cells) if engine.n_eras > 1 else 0
+        )
     grower = TreeGrower(
-        Xb,
-        engine.builder,
-        engine.splitter,
-        engine.pool,
+        engine,
         engine.root_rows.copy(),
         engine.root_rows_are_identity,
-        bm.n_bins_non_missing_,
-        engine.has_missing,
-        engine.offsets,
-        255,
-        min_samples_leaf=engine.min_samples_leaf,
         shrinkage=shrinkage,
         buffer=buffer,
-        **limits,
     )
     grower.grow()
     return grower, bm, Xb, g.astype(np.float64), np.ones(len(y))
@@ -103,13 +101,13 @@ def grow(
 def test_every_node_is_the_reference_split(
     split_type, alpha, seed, missing, rows_per_cell, monkeypatch
 ):
-    if rows_per_cell is not None:
-        monkeypatch.setattr(grower_module, "SPARSE_ROWS_PER_CELL", rows_per_cell)
     # with 30 eras a block's padding is shorter than a bin's cells: reading
     # the absent missing-value bin would read the next feature's block
     n_eras = 5 if missing is None else 30
     X, y, eras = make_data(seed, n_eras=n_eras, missing=missing)
-    grower, bm, Xb, g, h = grow(X, y, eras, split_type, alpha, max_depth=3)
+    grower, bm, Xb, g, h = grow(
+        X, y, eras, split_type, alpha, max_depth=3, rows_per_cell=rows_per_cell
+    )
     # the features without missing values have no missing-value bin in
     # their histogram blocks: 7 bins, plus 1 with missing values, of the
     # eras and the pooled row (one row without per-era criteria)
@@ -117,7 +115,7 @@ def test_every_node_is_the_reference_split(
     assert with_missing.sum() == (4 if missing is None else 2)
     rows = 1 if split_type == "original" else n_eras + 1
     bins = np.where(with_missing, 8, 7)
-    assert (np.diff(grower.offsets) == (rows * bins + 4 + 31) // 32 * 32).all()
+    assert (np.diff(grower.engine.offsets) == (rows * bins + 4 + 31) // 32 * 32).all()
     nodes = grower.make_predictor(bm.bin_thresholds_).nodes
     n_checked = check_tree(
         nodes,
@@ -236,17 +234,17 @@ def test_hopeless_histograms_are_freed_without_changing_the_tree(
     """Open leaves that can no longer be split give their histograms back
     (grower._release_hopeless): the same tree, about half the histograms
     (dense ones: the pool's)."""
-    monkeypatch.setattr(grower_module, "SPARSE_ROWS_PER_CELL", 0.0)
     X, y, eras = make_data(5, n_eras=7, n=3000, p=6)
-    freed, *_ = grow(X, y, eras, split_type, max_leaf_nodes=max_leaf_nodes)
+    dense = dict(max_leaf_nodes=max_leaf_nodes, rows_per_cell=0.0)
+    freed, *_ = grow(X, y, eras, split_type, **dense)
     with monkeypatch.context() as m:
         m.setattr(TreeGrower, "_release_hopeless", lambda self: None)
-        kept, *_ = grow(X, y, eras, split_type, max_leaf_nodes=max_leaf_nodes)
+        kept, *_ = grow(X, y, eras, split_type, **dense)
     assert _tree(freed) == _tree(kept)
     assert len(freed.finalized_leaves) == max_leaf_nodes
-    assert freed.pool.n_allocated <= max_leaf_nodes // 2 + 2
+    assert freed.builder.pool.n_allocated <= max_leaf_nodes // 2 + 2
     if max_leaf_nodes == 31:
-        assert kept.pool.n_allocated >= 20
+        assert kept.builder.pool.n_allocated >= 20
 
 
 @pytest.mark.parametrize("split_type", ["era", "directional"])
@@ -266,14 +264,15 @@ def test_small_nodes_get_sparse_histograms_outside_the_pool(split_type, monkeypa
 
     monkeypatch.setattr(TreeGrower, "_build", spy)
     sparse, *_ = grow(X, y, eras, split_type, max_leaf_nodes=16)
-    assert 0 < sparse.sparse_below < len(y)
+    below = sparse.builder.sparse_below
+    assert 0 < below < len(y)
     assert any(is_sparse for _, is_sparse in built)
     # sparse below sparse_below rows; dense above, and below to be subtracted
-    assert all(n < sparse.sparse_below for n, is_sparse in built if is_sparse)
-    assert not any(isinstance(buf, SparseHistogram) for buf in sparse.pool._free)
-    monkeypatch.setattr(grower_module, "SPARSE_ROWS_PER_CELL", 0.0)
-    dense, *_ = grow(X, y, eras, split_type, max_leaf_nodes=16)
-    assert dense.sparse_below == 0
+    assert all(n < below for n, is_sparse in built if is_sparse)
+    free = sparse.builder.pool._free
+    assert free and not any(isinstance(buf, SparseHistogram) for buf in free)
+    dense, *_ = grow(X, y, eras, split_type, max_leaf_nodes=16, rows_per_cell=0.0)
+    assert dense.builder.sparse_below == 0
     got, want = _tree(sparse), _tree(dense)
     assert [rows for rows, _ in got] == [rows for rows, _ in want]
     np.testing.assert_allclose([v for _, v in got], [v for _, v in want], rtol=1e-12)
@@ -282,4 +281,48 @@ def test_small_nodes_get_sparse_histograms_outside_the_pool(split_type, monkeypa
 def test_no_sparse_histograms_on_the_pooled_path():
     X, y, eras = make_data(3, n_eras=40, n=4000, p=5)
     grower, *_ = grow(X, y, eras, "original", max_leaf_nodes=16)
-    assert grower.sparse_below == 0
+    assert grower.builder.sparse_below == 0
+
+
+def test_a_deep_tree_is_flattened_without_recursion():
+    """A chain of splits deeper than the interpreter's recursion limit
+    (each left child a leaf) is numbered depth first, left before right,
+    without raising that limit; its predictions follow the splits: node d
+    sends feature d's values up to 0.5 to its left leaf, of value d."""
+    import sys
+    from types import SimpleNamespace
+
+    from eraboost._engine.grower import TreeNode
+
+    X, y, eras = make_data(0)
+    grower, *_ = grow(X, y, eras, "original", max_depth=1)
+    limit = sys.getrecursionlimit()
+    depth = 2 * limit + 3
+    rows = np.zeros(0, dtype=np.uint32)
+    root = node = TreeNode(0, rows, 0.0, 0.0, value=0.0)
+    for d in range(depth):
+        node.split_info = SimpleNamespace(
+            feature_idx=d,
+            bin_idx=0,
+            missing_go_to_left=False,
+            is_categorical=False,
+            gain=1.0,
+        )
+        node.left_child = TreeNode(d + 1, rows, 0.0, 0.0, value=float(d))
+        node.left_child.is_leaf = True
+        node.right_child = TreeNode(d + 1, rows, 0.0, 0.0, value=float(depth))
+        node = node.right_child
+    node.is_leaf = True
+    grower.root, grower.n_nodes = root, 2 * depth + 1
+    grower.n_bins_non_missing = np.full(depth, 2, dtype=np.uint32)
+    nodes = grower.make_predictor(np.full((depth, 1), 0.5)).nodes
+    assert sys.getrecursionlimit() == limit
+    inner = np.arange(0, 2 * depth, 2)
+    np.testing.assert_array_equal(nodes["left"][inner], inner + 1)
+    np.testing.assert_array_equal(nodes["right"][inner], inner + 2)
+    np.testing.assert_array_equal(nodes["feature"][inner], np.arange(depth))
+    assert nodes["is_leaf"].sum() == depth + 1
+    k = np.array([0, 1, limit, depth - 1, depth])
+    Xq = (np.arange(depth)[None, :] < k[:, None]).astype(np.float64)
+    predictor = grower.make_predictor(np.full((depth, 1), 0.5))
+    np.testing.assert_array_equal(predictor.predict(Xq, n_threads=1), k)

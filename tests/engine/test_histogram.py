@@ -454,3 +454,44 @@ def test_era_runs_counted_in_parallel_give_the_same_histograms(order):
     for f in (0, 1):
         ref = numpy_hist(Xb, n_bins, g, h, eras, rows, n_eras, f)
         np.testing.assert_array_equal(b.block(hist, f)["n"][:n_eras], ref["n"])
+
+
+@pytest.mark.parametrize("const_h", [False, True])
+# sparse histograms keep eras apart: none with one era
+@pytest.mark.parametrize("n_eras, sparse", [(1, False), (5, False), (5, True)])
+def test_build_root_sums_and_release(const_h, n_eras, sparse):
+    """``build`` makes a sparse histogram below ``sparse_below`` rows (a
+    dense one from the pool otherwise, or when asked); ``root_sums`` gives
+    the node's gradient and hessian sums from any feature's histogram,
+    the missing-value bin included or absent; ``release`` gives a dense
+    buffer back to the pool, and a sparse one's arrays to the next."""
+    from eraboost._engine._histogram import SparseHistogram
+    from eraboost._engine._memory import HistogramPool
+
+    Xb, n_bins, g, h, eras = make_data(3, n_eras=n_eras, const_h=const_h)
+    codes = eras if n_eras > 1 else None
+    offsets = histogram_layout(n_bins, n_eras)
+    b = HistogramBuilder(Xb, n_bins, offsets, n_eras, codes, g, h, 2)
+    b.pool = HistogramPool(b.nbytes)
+    rows = grouped_rows(eras, np.arange(len(g)))
+    b.sparse_below = len(rows) + 1 if sparse else 0
+    features = np.arange(len(n_bins), dtype=np.uint32)
+    hist = b.build(rows, features)
+    assert isinstance(hist, SparseHistogram) == sparse
+    assert b.subtractable(len(rows)) != sparse
+    hh = np.broadcast_to(h, g.shape)
+    for f in range(len(n_bins)):
+        # feature f's last bin is the missing-value bin, or an ordinary one
+        for has_missing in (True, False):
+            sg, sh = b.root_sums(hist, f, len(rows), 255, has_missing)
+            assert sg == pytest.approx(g.astype(np.float64).sum(), abs=1e-9)
+            assert sh == pytest.approx(hh.astype(np.float64).sum(), rel=1e-12)
+    b.release(hist)
+    b.release(None)
+    again = b.build(rows, features)
+    if sparse:
+        assert again.era is hist.era  # the arrays reused
+    else:
+        assert again is hist and b.pool.n_allocated == 1
+    dense = b.build(rows, features, dense=True)
+    assert not isinstance(dense, SparseHistogram)

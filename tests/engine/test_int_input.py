@@ -436,14 +436,13 @@ def test_the_partition_reads_a_copy_by_columns(split_type, n_eras, monkeypatch):
     fit_eras = eras if n_eras > 1 else None
     params = dict(max_iter=8, max_leaf_nodes=15, split_type=split_type, random_state=0)
     seen = []
-    real = TreeGrower.from_engine.__func__
+    real = TreeGrower.__init__
 
-    def spy(cls, engine, *args, **kwargs):
-        grower = real(cls, engine, *args, **kwargs)
-        seen.append((engine.X_binned, engine.X_columns, grower.X_columns))
-        return grower
+    def spy(self, engine, *args, **kwargs):
+        real(self, engine, *args, **kwargs)
+        seen.append((engine.X_binned, engine.X_columns, self.X_columns))
 
-    monkeypatch.setattr(TreeGrower, "from_engine", classmethod(spy))
+    monkeypatch.setattr(TreeGrower, "__init__", spy)
     read = []
     real_split = grower_module.split_indices
 
@@ -478,8 +477,10 @@ def test_the_partition_reads_a_copy_by_columns(split_type, n_eras, monkeypatch):
 
 
 def test_a_grower_refuses_columns_of_another_shape():
-    """``TreeGrower``'s ``X_columns`` must hold the same bins as
-    ``X_binned``: another shape is refused."""
+    """The engine's ``X_columns`` must hold the same bins as its
+    ``X_binned``: a grower refuses another shape."""
+    from dataclasses import replace
+
     from eraboost._engine.engine import EngineSettings, build_engine
     from eraboost._engine.grower import TreeGrower
 
@@ -489,17 +490,6 @@ def test_a_grower_refuses_columns_of_another_shape():
     g = np.zeros(len(y), dtype=np.float32)
     h = np.ones(1, dtype=np.float32)
     engine = build_engine(EngineSettings(), Xb, bm, None, g, h)
+    engine = replace(engine, X_columns=np.asfortranarray(Xb[:, :3]))
     with pytest.raises(ValueError, match="X_columns"):
-        TreeGrower(
-            Xb,
-            engine.builder,
-            engine.splitter,
-            engine.pool,
-            engine.root_rows,
-            True,
-            bm.n_bins_non_missing_,
-            engine.has_missing,
-            engine.offsets,
-            bm.max_bins,
-            X_columns=np.asfortranarray(Xb[:, :3]),
-        )
+        TreeGrower(engine, engine.root_rows, True)

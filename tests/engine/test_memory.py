@@ -57,14 +57,9 @@ def test_histogram_pool_enforces_the_budget():
     bound: a buffer past the budget is a clear MemoryError, not allocated."""
     from eraboost._engine._memory import HistogramPool
 
-    class Builder:
-        nbytes = 1000
-
-        def empty(self):
-            return np.empty(self.nbytes, dtype=np.uint8)
-
-    pool = HistogramPool(Builder(), budget=2500)
+    pool = HistogramPool(1000, budget=2500)
     a, b = pool.get(), pool.get()
+    assert a.shape == (1000,) and a.ctypes.data % 128 == 0
     with pytest.raises(
         MemoryError, match=r"more than the .* available.*max_leaf_nodes"
     ):

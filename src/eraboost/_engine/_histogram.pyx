@@ -29,6 +29,78 @@ one stored by rows (the bins of a gathered row are one or two cache lines,
 not one per feature). The rows of a node are kept grouped by era, so a run
 of rows of one era writes to the ``n_bins[f]`` cells of that era only, and
 the next era's run to their neighbours.
+
+Fill paths
+----------
+Every way a node's histograms are filled, the simplest of each layout
+first. Each path gives every cell the sum its layout's simpler path gives,
+in the same order (the lanes' order is shared by 3 and 7), so the choice
+never changes a model. "Gain" is the paired A/B (the two builds in turn)
+over the next simpler path, from docs/performance-history.md (its section
+named) unless said.
+
+1. *Columns, no eras* (``_one_feature``): a feature's rows straight into
+   its cells, in blocks of :meth:`~HistogramBuilder.node_block_rows` rows
+   (the blocks of 4, so that both layouts sum alike). Chosen: a matrix
+   stored by columns (many-bin features, column sampling, a Fortran int8
+   input), no eras. Serves ``original`` on float data. The baseline.
+2. *Columns, eras, straight* (``fill_rows`` with each row's era): one loop
+   over the rows. Chosen: runs averaging fewer than SHORT_RUNS rows, or a
+   feature of more than LANES_MAX_BINS bins. Serves the era criteria on
+   float data. The baseline with eras.
+3. *Columns, eras, four lanes* (``column_run``): an era's run summed in
+   four per-bin buffers in L1 cache, then added to the era's cells; a run
+   shorter than the feature's bins goes straight. Chosen: runs of
+   SHORT_RUNS rows on average, every feature within LANES_MAX_BINS bins.
+   Serves the era criteria on few-bin features stored by columns (column
+   sampling, a Fortran int8 frame), few eras. Gain: 2 took 1.2x the fill
+   on 16 eras of 5 bins ("era runs of fewer than 128 rows straight").
+4. *Rows, no eras* (``_rows_by_blocks``): chunks of ROW_CHUNK features,
+   row by row, the rows ahead prefetched, into one per-bin buffer a chunk
+   (a loop without lookups when its features share a bin count); a task
+   a chunk and a block of rows; the blocks' sums added in order. Chosen:
+   a matrix stored by rows (every feature within 32 bins:
+   ``BinMapper.rows_layout_pays``), no eras. Serves ``original`` on int8
+   data. Gain over 1: a tree's histograms 0.25-0.27 s against 0.49-0.60 s
+   (1M x 100 int8, one thread; "few-bin features stored by rows"); the
+   blocks shared out: 0.84x the fit at 16 threads ("the threads share out
+   the rows", the 16-core Xeon), within noise on 2 cores. The chunk's
+   buffer against rows straight into the cells (``rows_direct``): 0.79x
+   the wall time of an ``original`` fit (200,000 x 50 int8, 50 trees of
+   32 leaves, 2 threads; 5 fresh-process pairs, 0.46-1.28, a contended
+   machine; "the chunk's buffer, no eras").
+5. *Rows, eras, straight* (``rows_direct``): each row's bins straight
+   into its era's cells. Chosen: stored by rows, runs as in 2. Serves the
+   era criteria on int8 data, many eras. The baseline by rows with eras.
+6. *Rows, eras, slots* (``rows_era_slots``): a few eras' runs summed in
+   slots of per-bin buffers (SLOT_BYTES), then added to their cells.
+   Chosen: as 5, each run an era of its own (rows grouped by era, as the
+   grower keeps them), the runs holding as many rows as the chunk's
+   features have bins on average. Serves the era criteria on int8 data,
+   256 to 1,024 eras. Gain over 5: not settled (contended machine).
+   Whole fits at 1,024 eras 0.94x (``era``) and 0.93x (``directional``),
+   at 256 0.99x and 1.03x, builds run one after the other ("short era
+   runs summed in slots"); fresh-process pairs of ``era`` fits (200,000 x
+   50 int8, 1,024 eras, 2 threads): medians 0.74x the wall time (25
+   trees, 0.33-1.56) and 1.34x (10 trees, 0.96-2.77), 5 pairs each ("the
+   era slots, paired").
+7. *Rows, eras, four lanes* (``rows_lanes``): as 3, the chunk's features
+   in four lanes, the flush's cache lines asked for first. Chosen: as 3,
+   stored by rows. Serves the era criteria on int8 data, few eras. Not
+   measured apart from 5: it gives 3's sums, and 5's would differ.
+8. *Sparse* (:meth:`~HistogramBuilder.compute_sparse`): a feature's rows
+   sorted by bin, for a scan that follows the rows, not the cells.
+   Chosen: several eras and fewer rows than ``sparse_below``
+   (SPARSE_ROWS_PER_CELL of a feature's cells, on average), unless the
+   node's histogram is to be subtracted from. Serves the era criteria with
+   many eras or bins, deep trees (the forests). Gain over dense: 0.84x the
+   fit (``era``, 200,000 x 50 float64, 256 eras), 0.67x and 0.84x (forests
+   of 30,000 x 10 float64 and 100,000 x 20 int8) (docs/performance.md,
+   "Sparse histograms for small nodes"); the cut-off swept from 0.25 to 2,
+   0.25 the fastest ("two per-era fill changes not kept").
+
+The larger child of a split is its parent's histogram minus the smaller
+child's (:meth:`~HistogramBuilder.compute_subtraction`), never filled.
 """
 from cython.parallel import prange
 from libc.stdlib cimport calloc, free
@@ -36,48 +108,49 @@ from libc.string cimport memset
 import numpy as np
 
 from ._common cimport (block_t, hist_block, block_subtract, cell_bytes,
-                       pool_eras_c, rows_per_bin, prefetch, prefetch_w,
-                       PREFETCH_ROWS,
-                       G_t, BIN_t, uint8_t, uint32_t,
-                       int32_t, int64_t, ONE_THREAD_BELOW, CELLS_ONE_THREAD_BELOW)
+                       rows_per_bin, G_t, BIN_t, uint8_t, uint32_t, int32_t,
+                       int64_t, ONE_THREAD_BELOW, CELLS_ONE_THREAD_BELOW)
+from ._histogram_fill cimport (count_runs, fill_rows, column_run, pool_eras,
+                               chunk_start, add_blocks, row_chunk_t,
+                               rows_direct, rows_lanes, rows_era_slots,
+                               LANE_BINS)
 
+# The tuned constants: every number that picks a fill path or sizes its
+# work, with its reason (the figures: docs/performance-history.md). The
+# thread thresholds (ONE_THREAD_BELOW, CELLS_ONE_THREAD_BELOW) and the
+# prefetch distance (PREFETCH_ROWS) are _common.pxd's, shared.
 cdef enum:
-    # the eras' runs of a node are short when they average fewer rows
-    # (``_one_feature``, ``_rows_by_era_groups``): their rows go straight
-    # to their cells (or to slots) instead of four lanes flushed a run at a
-    # time. Measured on 200,000 x 50 int8 (5 bins) by rows: from 32 to 128,
-    # the fill of a tree's dense nodes took 0.85-0.87x as long with 256
-    # eras, 0.92x with 1,024 and 0.96x with 64 (performance-history.md)
+    # era runs averaging fewer rows go straight to their cells (or slots):
+    # a run's flush of bins x features cells costs more than lanes save
     SHORT_RUNS = 128
-    # a builder with a feature of more bins never uses the lanes with eras:
-    # rows straight to their cells were faster at any run length (0.78-0.82x
-    # the fill on 64 to 256 eras of 255 bins), the lanes' flush costing as
-    # much as the rows they save from waiting on each other
+    # a builder with a feature of more bins never sends era runs to lanes:
+    # a many-bin feature's rows rarely wait on one cell
     LANES_MAX_BINS = 32
-    # bins of a buffer of ``fill_rows4`` (all a feature can have)
-    LANE_BINS = 256
-    # features of a chunk filled row by row (``_feature_rows``): 64 bytes
-    # of a row, one cache line
+    # features of a chunk filled row by row: a row's 64 bytes, a cache line
     ROW_CHUNK = 64
-    # Without eras, a node's rows are summed in blocks (``_rows_by_blocks``)
-    # of at least MIN_BLOCK_ROWS rows, at most MAX_BLOCKS of them, their
-    # sums taking at most BLOCK_SUMS_BYTES: numbers of the data alone, so
-    # that the sums never depend on the threads.
+    # bytes of the slots of a group of short runs' eras: within L1 cache
+    SLOT_BYTES = 16384
+    # without eras a node's rows are summed in blocks of at least this many
+    # rows, at most MAX_BLOCKS, their sums within BLOCK_SUMS_BYTES: numbers
+    # of the data, never of the threads, so that the sums never depend on
+    # them, and enough blocks for 16 threads to share a root's rows
     MIN_BLOCK_ROWS = 16384
     MAX_BLOCKS = 64
     BLOCK_SUMS_BYTES = 64 << 20
-    # A node of fewer blocks than NODE_BLOCKS is summed in NODE_BLOCKS
-    # blocks of its rows (of at least MIN_NODE_BLOCK_ROWS rows; at most
-    # MAX_BLOCKS and the bytes' bound): numbers of the node's rows alone.
-    # A node of 40,000 rows was 3 blocks of 16,384, in 18 tasks for 16
-    # threads, so that two threads took two tasks (performance.md)
+    # a node of fewer training blocks is cut into NODE_BLOCKS blocks of at
+    # least MIN_NODE_BLOCK_ROWS rows: 16 threads get tasks of equal size
     NODE_BLOCKS = 16
     MIN_NODE_BLOCK_ROWS = 2048
     # rows of a thread's slice when a node's era runs are counted in
-    # parallel (``_count_runs``), at least
+    # parallel, at least: fewer cost more to wake the threads than to count
     RUNS_SLICE_ROWS = 65536
-    # bytes of the slots of short runs' eras (``rows_era_slots``)
-    SLOT_BYTES = 16384
+    # era groups a thread, with eras by rows: tasks of about equal rows
+    GROUPS_PER_THREAD = 4
+
+# On the per-era path a node with fewer rows than this many per cell of a
+# feature's histogram (on average) gets a sparse histogram: sorting a row
+# by bin costs several cells' work, and a dense one costs all its cells
+SPARSE_ROWS_PER_CELL = 0.25
 
 
 def histogram_rows_per_bin(int n_eras):
@@ -121,24 +194,6 @@ def aligned_bytes(Py_ssize_t nbytes):
     return raw[start:start + nbytes]
 
 
-cdef Py_ssize_t count_runs(const int32_t *eras, Py_ssize_t n, int64_t *era,
-                           int64_t *start, int64_t *stop) noexcept nogil:
-    """The number of maximal runs of equal values in ``eras[0 .. n-1]``;
-    with ``era`` not NULL, also each run's value, start and stop."""
-    cdef Py_ssize_t i, k = 0
-    for i in range(n):
-        if i == 0 or eras[i] != eras[i - 1]:
-            if era != NULL:
-                era[k] = eras[i]
-                start[k] = i
-                if k > 0:
-                    stop[k - 1] = i
-            k = k + 1
-    if era != NULL and k > 0:
-        stop[k - 1] = n
-    return k
-
-
 def era_runs(const uint32_t[::1] sample_indices, const int32_t[::1] era_codes):
     """Maximal runs of consecutive rows of the same era in ``sample_indices``.
 
@@ -155,400 +210,6 @@ def era_runs(const uint32_t[::1] sample_indices, const int32_t[::1] era_codes):
     if k:
         count_runs(&o[0], n, &r[0, 0], &r[1, 0], &r[2, 0])
     return runs[0], runs[1], runs[2]
-
-
-cdef inline void fill_rows(double *g, double *h, uint32_t *c, int64_t stride,
-                           const BIN_t *col, Py_ssize_t rs,
-                           const uint32_t[::1] rows,
-                           const int32_t *era, const G_t[::1] grad,
-                           const G_t[::1] hess, Py_ssize_t lo, Py_ssize_t hi,
-                           bint const_h, bint root) noexcept nogil:
-    """Add the rows lo .. hi - 1 (positions in ``rows``; themselves with
-    ``root``) to the cells ``g[b * stride + era[i]]``, ``h``, ``c`` of
-    their bins b (``era`` NULL: no era offset); row r's bin is
-    ``col[r * rs]``. The conditions do not change in the loop: the compiler
-    makes one loop for each case."""
-    cdef Py_ssize_t i
-    cdef int64_t b
-    for i in range(lo, hi):
-        b = (col[i * rs] if root else col[rows[i] * rs]) * stride
-        if era != NULL:
-            b = b + era[i]
-        g[b] += grad[i]
-        if not const_h:
-            h[b] += hess[i]
-        c[b] += 1
-
-
-cdef inline void fill_rows4(double *g, double *h, uint32_t *c,
-                            const BIN_t *col, Py_ssize_t rs,
-                            const uint32_t[::1] rows,
-                            const G_t[::1] grad, const G_t[::1] hess,
-                            Py_ssize_t lo, Py_ssize_t hi, bint const_h,
-                            bint root) noexcept nogil:
-    """:func:`fill_rows` into four buffers of LANE_BINS bins, row i into
-    buffer ``(i - lo) % 4``: four independent chains of additions instead of
-    one where consecutive rows fall in the same few bins."""
-    cdef Py_ssize_t i = lo
-    cdef int64_t b0, b1, b2, b3
-    while i + 4 <= hi:
-        if root:
-            b0 = col[i * rs]
-            b1 = col[(i + 1) * rs] + LANE_BINS
-            b2 = col[(i + 2) * rs] + 2 * LANE_BINS
-            b3 = col[(i + 3) * rs] + 3 * LANE_BINS
-        else:
-            b0 = col[rows[i] * rs]
-            b1 = col[rows[i + 1] * rs] + LANE_BINS
-            b2 = col[rows[i + 2] * rs] + 2 * LANE_BINS
-            b3 = col[rows[i + 3] * rs] + 3 * LANE_BINS
-        g[b0] += grad[i]
-        g[b1] += grad[i + 1]
-        g[b2] += grad[i + 2]
-        g[b3] += grad[i + 3]
-        c[b0] += 1
-        c[b1] += 1
-        c[b2] += 1
-        c[b3] += 1
-        if not const_h:
-            h[b0] += hess[i]
-            h[b1] += hess[i + 1]
-            h[b2] += hess[i + 2]
-            h[b3] += hess[i + 3]
-        i += 4
-    fill_rows(g, h, c, 1, col, rs, rows, NULL, grad, hess, i, hi, const_h, root)
-
-
-cdef void column_run(block_t blk, unsigned int nb, int64_t R, const BIN_t *col,
-                     Py_ssize_t rs, const uint32_t[::1] rows,
-                     const G_t[::1] grad, const G_t[::1] hess, Py_ssize_t lo,
-                     Py_ssize_t hi, int64_t e, bint const_h, bint root,
-                     double *sg, double *sh, uint32_t *sn,
-                     unsigned int *cleared) noexcept nogil:
-    """One feature's run of rows lo .. hi - 1 of era e (column ``col``, row
-    stride ``rs``) into its block: straight into the cells without eras or
-    when the run has fewer rows than bins, else through the four per-bin
-    buffers ``sg``, ``sh``, ``sn`` (of :func:`fill_rows4`), whose first
-    ``*cleared`` bins are zeros: cleared up to ``nb`` here when needed, and
-    cleared again by every flush."""
-    cdef unsigned int b, b1, b2, b3
-    cdef int64_t j
-    if R == 1 or hi - lo < nb:
-        fill_rows(blk.g + e, blk.h + e if not const_h else NULL, blk.n + e,
-                  R, col, rs, rows, NULL, grad, hess, lo, hi, const_h, root)
-        return
-    if cleared[0] < nb:
-        # the lanes' first nb bins, once per width: the flush below clears
-        # them
-        for j in range(4):
-            memset(sg + j * LANE_BINS, 0, nb * sizeof(double))
-            memset(sn + j * LANE_BINS, 0, nb * sizeof(uint32_t))
-            if not const_h:
-                memset(sh + j * LANE_BINS, 0, nb * sizeof(double))
-        cleared[0] = nb
-    fill_rows4(sg, sh, sn, col, rs, rows, grad, hess, lo, hi, const_h, root)
-    for b in range(nb):
-        b1 = b + LANE_BINS
-        b2 = b + 2 * LANE_BINS
-        b3 = b + 3 * LANE_BINS
-        j = b * R + e
-        blk.g[j] += (sg[b] + sg[b1]) + (sg[b2] + sg[b3])
-        blk.n[j] += (sn[b] + sn[b1]) + (sn[b2] + sn[b3])
-        sg[b] = sg[b1] = sg[b2] = sg[b3] = 0.0
-        sn[b] = sn[b1] = sn[b2] = sn[b3] = 0
-        if not const_h:
-            blk.h[j] += (sh[b] + sh[b1]) + (sh[b2] + sh[b3])
-            sh[b] = sh[b1] = sh[b2] = sh[b3] = 0.0
-
-
-cdef void pool_eras(block_t blk, unsigned int nb, int64_t R,
-                    bint const_h) noexcept nogil:
-    """The pooled cells of a block, bin by bin: the sums over its eras (no
-    branch: empty cells are exact zeros), the gradients and hessians as
-    ``lane_sum`` adds them (``eb_pool_eras``)."""
-    pool_eras_c(blk.g, NULL if const_h else blk.h, blk.n, nb, R)
-
-
-cdef inline int chunk_start(int c, int n_chunks, int n_feat) noexcept nogil:
-    """The first listed feature of chunk c of ``n_chunks`` (c = n_chunks:
-    the end)."""
-    return c * n_feat // n_chunks
-
-
-cdef void add_blocks(uint8_t *out, const uint8_t *sums, Py_ssize_t nbytes,
-                     int n_blocks, const int64_t *offsets, int f,
-                     bint const_h) noexcept nogil:
-    """Feature f's block of ``out``: zeros, plus its blocks in the
-    ``n_blocks`` histograms at ``sums``, ``sums + nbytes``, ..., in that
-    order."""
-    cdef int64_t j, cells = offsets[f + 1] - offsets[f]
-    cdef block_t o = hist_block(out, offsets, f, const_h)
-    cdef block_t s
-    cdef int u
-    memset(o.g, 0, cells * cell_bytes(const_h))
-    for u in range(n_blocks):
-        s = hist_block(sums + u * nbytes, offsets, f, const_h)
-        for j in range(cells):
-            o.g[j] += s.g[j]
-            o.n[j] += s.n[j]
-        if not const_h:
-            for j in range(cells):
-                o.h[j] += s.h[j]
-
-
-cdef struct row_chunk_t:
-    # a chunk of features filled row by row (``_feature_rows``)
-    int nf                   # its features: feats[0 .. nf-1]
-    const uint32_t *feats
-    block_t *blk             # their blocks
-    uint32_t *nb             # their bins
-    # four lanes of lg, lh, ln: each holds every feature's bins, feature
-    # k's from lane[k] / 4 (a lane is lane[nf] / 4 cells)
-    int64_t *lane
-    double *lg
-    double *lh
-    uint32_t *ln
-    int64_t R                # cells of a bin
-    const BIN_t *x0          # the matrix, stored by rows: row r at x0 + r * rs
-    Py_ssize_t rs
-    # feats[k] = feats[0] + k and nb[k] = nb[0]: lane[k] / 4 = k * nb[0]
-    bint uniform
-
-
-cdef inline void rows_direct(row_chunk_t *ch, const uint32_t[::1] rows,
-                             const int32_t *era, int64_t e,
-                             const G_t[::1] grad, const G_t[::1] hess,
-                             Py_ssize_t lo, Py_ssize_t hi, bint const_h,
-                             bint root) noexcept nogil:
-    """The rows lo .. hi - 1 straight into their cells, row by row: cell
-    ``b * R + era[i]`` (``e`` when ``era`` is NULL) of each feature."""
-    cdef Py_ssize_t i
-    cdef int k, nf = ch.nf
-    cdef int64_t j, eo = e, R = ch.R
-    cdef const BIN_t *row
-    cdef const uint32_t *feats = ch.feats
-    cdef const BIN_t *first = ch.x0 + feats[0]
-    cdef Py_ssize_t last = feats[nf - 1] - feats[0]
-    cdef double gi, hi_ = 0.0
-    for i in range(lo, hi):
-        if root:
-            row = ch.x0 + i * ch.rs
-        else:
-            row = ch.x0 + rows[i] * ch.rs
-            if i + PREFETCH_ROWS < hi:
-                prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs)
-                prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs + last)
-        if era != NULL:
-            eo = era[i]
-        gi = grad[i]
-        if not const_h:
-            hi_ = hess[i]
-        for k in range(nf):
-            j = row[feats[k]] * R + eo
-            ch.blk[k].g[j] += gi
-            ch.blk[k].n[j] += 1
-            if not const_h:
-                ch.blk[k].h[j] += hi_
-
-
-cdef inline void add_row(const BIN_t *row, double gi, double hi_, int64_t j,
-                         int nf, bint uniform, int64_t NB, const int64_t *lane,
-                         const uint32_t *feats, double *lg, double *lh,
-                         uint32_t *ln, bint const_h) noexcept nogil:
-    """One row of a chunk (its bins at ``row``, relative to the chunk's
-    first feature) into per-bin buffers laid out as a lane from cell j:
-    feature k's bin b at ``j + lane[k] / 4 + b`` (``j + k NB + b`` when
-    ``uniform``)."""
-    cdef int k
-    cdef int64_t base
-    if uniform:
-        for k in range(nf):
-            base = j + k * NB + row[k]
-            lg[base] += gi
-            ln[base] += 1
-            if not const_h:
-                lh[base] += hi_
-    else:
-        for k in range(nf):
-            base = j + (lane[k] >> 2) + row[feats[k] - feats[0]]
-            lg[base] += gi
-            ln[base] += 1
-            if not const_h:
-                lh[base] += hi_
-
-
-cdef inline void rows_lanes(row_chunk_t *ch, const uint32_t[::1] rows,
-                            const G_t[::1] grad, const G_t[::1] hess,
-                            Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t end,
-                            int64_t e, bint four, bint const_h,
-                            bint root) noexcept nogil:
-    """The rows lo .. hi - 1 of era e (the run of an era, or all rows
-    without eras) into the features' per-bin buffers, then into their
-    cells ``b * R + e``, the buffers cleared.
-
-    The buffers are lanes of ``LS`` cells, every feature's bins in a row
-    (feature k's at ``lane[k] / 4``), so that a row's additions stay within
-    a few cache lines. Without ``four`` the rows go to lane 0 in order, as
-    :func:`fill_rows`. With ``four`` row i goes to lane ``(i - lo) % 4``
-    and the last ``(hi - lo) % 4`` rows to lane 0, as :func:`fill_rows4`,
-    and the lanes are added as ``(l0 + l1) + (l2 + l3)``. A chunk of
-    consecutive features of one bin count (``uniform``) takes a loop
-    without per-feature lookups. The rows ahead are prefetched up to row
-    ``end`` (the last run's end): the next run's first rows are asked for
-    while this run's last ones are summed."""
-    cdef Py_ssize_t i, full = lo + ((hi - lo) & ~(<Py_ssize_t>3))
-    cdef int k, nf = ch.nf
-    cdef int64_t j, base, nbk, R = ch.R
-    cdef unsigned int b
-    cdef const BIN_t *row
-    cdef const uint32_t *feats = ch.feats
-    cdef const BIN_t *first = ch.x0 + feats[0]
-    cdef Py_ssize_t last = feats[nf - 1] - feats[0]
-    cdef double gi, hi_ = 0.0
-    cdef double *lg = ch.lg
-    cdef double *lh = ch.lh
-    cdef uint32_t *ln = ch.ln
-    # the cells of a lane
-    cdef int64_t LS = ch.lane[nf] >> 2
-    cdef int64_t NB = ch.nb[0]
-    cdef const int64_t *lane = ch.lane
-    cdef bint uniform = ch.uniform
-    if not four:
-        full = lo
-    else:
-        # an era's run: ask for the cache lines of the flush below while
-        # the rows are summed (a line for each bin and feature)
-        for k in range(nf):
-            for b in range(ch.nb[k]):
-                prefetch_w(ch.blk[k].g + b * R + e)
-                prefetch_w(ch.blk[k].n + b * R + e)
-                if not const_h:
-                    prefetch_w(ch.blk[k].h + b * R + e)
-    for i in range(lo, hi):
-        if root:
-            row = first + i * ch.rs
-        else:
-            row = first + rows[i] * ch.rs
-            if i + PREFETCH_ROWS < end:
-                prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs)
-                prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs + last)
-        gi = grad[i]
-        if not const_h:
-            hi_ = hess[i]
-        j = ((i - lo) & 3) * LS if i < full else 0
-        add_row(row, gi, hi_, j, nf, uniform, NB, lane, feats, lg, lh, ln,
-                const_h)
-    for k in range(nf):
-        nbk = ch.nb[k]
-        base = ch.lane[k] >> 2
-        for b in range(nbk):
-            j = b * R + e
-            i = base + b
-            if four:
-                ch.blk[k].g[j] += (lg[i] + lg[i + LS]) + (lg[i + 2 * LS]
-                                                          + lg[i + 3 * LS])
-                ch.blk[k].n[j] += (ln[i] + ln[i + LS]) + (ln[i + 2 * LS]
-                                                          + ln[i + 3 * LS])
-                lg[i + LS] = lg[i + 2 * LS] = lg[i + 3 * LS] = 0.0
-                ln[i + LS] = ln[i + 2 * LS] = ln[i + 3 * LS] = 0
-                if not const_h:
-                    ch.blk[k].h[j] += (lh[i] + lh[i + LS]) + (lh[i + 2 * LS]
-                                                              + lh[i + 3 * LS])
-                    lh[i + LS] = lh[i + 2 * LS] = lh[i + 3 * LS] = 0.0
-            else:
-                ch.blk[k].g[j] += lg[i]
-                ch.blk[k].n[j] += ln[i]
-                if not const_h:
-                    ch.blk[k].h[j] += lh[i]
-            lg[i] = 0.0
-            ln[i] = 0
-            if not const_h:
-                lh[i] = 0.0
-
-
-cdef void rows_era_slots(row_chunk_t *ch, const uint32_t[::1] rows,
-                         const int64_t *run_era, const int64_t *run_start,
-                         const int64_t *run_stop, Py_ssize_t r0,
-                         Py_ssize_t r1, const G_t[::1] grad,
-                         const G_t[::1] hess, double *bg, double *bh,
-                         uint32_t *bn, int S, bint const_h,
-                         bint root) noexcept nogil:
-    """The short runs ``r0 .. r1 - 1`` (each of its own era, the cells
-    cleared) into their cells, S eras at a time: each era's rows summed in
-    order in a slot of per-bin buffers (``bg``, ``bh``, ``bn``: S slots of
-    a lane's ``LS`` cells, zeros), then the slots added to the cells, the
-    eras of a bin next to each other, and cleared. A cell is the sum of
-    its era's rows in order from 0.0, as :func:`rows_direct` makes it, but
-    the rows' additions stay within the slots (a few kB) instead of a cache
-    line of the block a feature and row."""
-    cdef Py_ssize_t i, r = r0
-    cdef int k, s, ns, nf = ch.nf
-    cdef int64_t j, base, slot, e_last, R = ch.R, NB = ch.nb[0]
-    cdef int64_t LS = ch.lane[nf] >> 2
-    cdef int64_t era_of[64]
-    cdef unsigned int b
-    cdef const BIN_t *row
-    cdef const uint32_t *feats = ch.feats
-    cdef const BIN_t *first = ch.x0 + feats[0]
-    cdef Py_ssize_t last = feats[nf - 1] - feats[0]
-    cdef Py_ssize_t hi, end = run_stop[r1 - 1] if r1 > r0 else 0
-    cdef double gi, hi_ = 0.0
-    cdef bint uniform = ch.uniform
-    cdef const int64_t *lane = ch.lane
-    cdef block_t *blk
-    if S > 64:
-        S = 64
-    while r < r1:
-        # ask for the cache lines of the flush below while the rows are
-        # summed (those of the group's first and last eras: the eras of a
-        # group are neighbours when the rows are grouped by era): its cells
-        # miss the cache, a line or two a bin and feature
-        e_last = run_era[min(r + S, r1) - 1]
-        for k in range(nf):
-            blk = &ch.blk[k]
-            for b in range(ch.nb[k]):
-                prefetch_w(blk.g + b * R + run_era[r])
-                prefetch_w(blk.n + b * R + run_era[r])
-                prefetch_w(blk.g + b * R + e_last)
-                prefetch_w(blk.n + b * R + e_last)
-                if not const_h:
-                    prefetch_w(blk.h + b * R + run_era[r])
-                    prefetch_w(blk.h + b * R + e_last)
-        ns = 0
-        while r < r1 and ns < S:
-            era_of[ns] = run_era[r]
-            slot = ns * LS
-            hi = run_stop[r]
-            for i in range(run_start[r], hi):
-                if root:
-                    row = first + i * ch.rs
-                else:
-                    row = first + rows[i] * ch.rs
-                    if i + PREFETCH_ROWS < end:
-                        prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs)
-                        prefetch(first + rows[i + PREFETCH_ROWS] * ch.rs
-                                 + last)
-                gi = grad[i]
-                if not const_h:
-                    hi_ = hess[i]
-                add_row(row, gi, hi_, slot, nf, uniform, NB, lane, feats, bg,
-                        bh, bn, const_h)
-            ns = ns + 1
-            r = r + 1
-        for k in range(nf):
-            blk = &ch.blk[k]
-            for b in range(ch.nb[k]):
-                j = b * R
-                base = (ch.lane[k] >> 2) + b
-                for s in range(ns):
-                    blk.g[j + era_of[s]] += bg[base]
-                    blk.n[j + era_of[s]] += bn[base]
-                    bg[base] = 0.0
-                    bn[base] = 0
-                    if not const_h:
-                        blk.h[j + era_of[s]] += bh[base]
-                        bh[base] = 0.0
-                    base = base + LS
 
 
 class SparseHistogram:
@@ -602,6 +263,13 @@ cdef class HistogramBuilder:
     ----------
     nbytes : int
         Bytes of one histogram (:meth:`empty` allocates one).
+    pool : HistogramPool or None
+        Where :meth:`build` takes dense histograms and :meth:`release` gives
+        them back (``engine.build_engine`` sets it); None: new buffers, left
+        to the garbage collector.
+    sparse_below : int
+        Rows: :meth:`build` makes a sparse histogram for a node of fewer
+        rows (0: never; set with several eras from SPARSE_ROWS_PER_CELL).
     """
     cdef const BIN_t[:, :] X_binned
     # element (i, f) of X_binned at x0 + i * rs + f * cs
@@ -636,6 +304,10 @@ cdef class HistogramBuilder:
     cdef object _seen          # eras seen among a node's runs (uint8)
     cdef object _slice_runs    # runs counted in slices of rows (int64)
     cdef bint lanes            # era runs may go to lanes (LANES_MAX_BINS)
+    # where dense histograms come from and go back (``_memory.HistogramPool``)
+    cdef public object pool
+    # nodes of fewer rows get sparse histograms (:meth:`build`)
+    cdef public Py_ssize_t sparse_below
 
     def __init__(self, X_binned, n_bins, offsets, int n_eras, era_codes,
                  gradients, hessians, int n_threads, Py_ssize_t block_rows=0):
@@ -687,6 +359,11 @@ cdef class HistogramBuilder:
         self._slice_runs = np.zeros(2, dtype=np.int64)
         self.lanes = (self.n_features == 0
                       or int(np.max(np.asarray(n_bins))) <= LANES_MAX_BINS)
+        self.pool = None
+        self.sparse_below = 0
+        if n_eras > 1 and self.n_features:
+            self.sparse_below = int(
+                SPARSE_ROWS_PER_CELL * (self.size / self.n_features))
 
     @property
     def constant_hessian(self):
@@ -714,6 +391,107 @@ cdef class HistogramBuilder:
             h = h[:rows * nb].reshape(nb, rows).T
         return {"g": g[:rows * nb].reshape(nb, rows).T, "h": h,
                 "n": n.view(np.uint32)[:rows * nb].reshape(nb, rows).T}
+
+    def build(self, const uint32_t[::1] sample_indices not None,
+              const uint32_t[::1] features not None, bint root=False,
+              bint dense=False):
+        """A node's histograms for the features listed: sparse
+        (:meth:`compute_sparse`) for fewer rows than ``sparse_below`` unless
+        ``dense``, else a buffer of the pool filled by :meth:`compute_brute`.
+
+        Parameters
+        ----------
+        sample_indices : ndarray of uint32
+            The node's rows (``0 .. n-1`` in order with ``root``).
+        features : ndarray of uint32
+        root : bool, default=False
+        dense : bool, default=False
+            A dense histogram whatever the rows (one to subtract).
+
+        Returns
+        -------
+        hist : ndarray of uint8 or SparseHistogram
+            To give back with :meth:`release`.
+        """
+        if not dense and sample_indices.shape[0] < self.sparse_below:
+            return self.compute_sparse(sample_indices, features, root)
+        hist = self.empty() if self.pool is None else self.pool.get()
+        self.compute_brute(sample_indices, hist, features, root)
+        return hist
+
+    def subtractable(self, Py_ssize_t n_rows):
+        """Whether a node of ``n_rows`` rows may have a child's histogram
+        made by subtraction from its own: not below ``sparse_below`` rows,
+        where both children are built from their rows.
+
+        Parameters
+        ----------
+        n_rows : int
+
+        Returns
+        -------
+        bool
+        """
+        return n_rows >= self.sparse_below
+
+    def release(self, hist):
+        """Give back a histogram of :meth:`build` that is no longer used
+        (None: nothing): a dense one to the pool, a sparse one's arrays to
+        the next sparse histograms."""
+        if hist is None:
+            return
+        if isinstance(hist, SparseHistogram):
+            self.recycle_sparse(hist)
+        elif self.pool is not None:
+            self.pool.release(hist)
+
+    def root_sums(self, hist, int f, Py_ssize_t n_rows, int max_bins,
+                  bint has_missing):
+        """The sums of the gradients and hessians of a root's ``n_rows``
+        rows from feature f's histogram (of :meth:`build`), added as
+        scikit-learn adds them: over the feature's bins laid out on
+        ``max_bins + 1`` cells, the missing-value bin last, so that the
+        pooled criterion grows scikit-learn's very trees.
+
+        Parameters
+        ----------
+        hist : ndarray of uint8 or SparseHistogram
+        f : int
+            A feature built in ``hist``.
+        n_rows : int
+        max_bins : int
+            The binning's ``max_bins``.
+        has_missing : bool
+            Whether feature f's block holds the missing-value bin (its
+            last).
+
+        Returns
+        -------
+        sum_gradients, sum_hessians : float
+        """
+        cdef Py_ssize_t nb = self.n_bins[f]
+        cdef Py_ssize_t n_known = nb - has_missing
+        cdef bint const_h = self.hessians_are_constant
+        if isinstance(hist, SparseHistogram):
+            start = hist.bin_offsets[f]
+            g = hist.pooled_g[start:start + nb]
+            h = None if const_h else hist.pooled_h[start:start + nb]
+        else:
+            # the eras' rows of the block, summed over the eras
+            block = self.block(hist, f)
+            g = block["g"][:self.n_eras].sum(axis=0)
+            h = None if const_h else block["h"][:self.n_eras].sum(axis=0)
+        full = np.zeros(max_bins + 1)
+        full[:n_known] = g[:n_known]
+        if has_missing:
+            full[max_bins] = g[n_known]
+        sum_gradients = full.sum()
+        if const_h:
+            return sum_gradients, self.constant_hessian * n_rows
+        full[:n_known] = h[:n_known]
+        if has_missing:
+            full[max_bins] = h[n_known]
+        return sum_gradients, full.sum()
 
     def update_gradients(self, gradients, hessians):
         """Point the builder at new gradient arrays (same shapes)."""
@@ -1008,7 +786,7 @@ cdef class HistogramBuilder:
             self._groups = np.zeros(max(n_runs, m) + 2, dtype=np.int64)
         cdef int64_t[::1] group = self._groups
         if nt > 1 and n_runs > 1 and unique:
-            n_groups = min(n_runs, 4 * nt)
+            n_groups = min(n_runs, GROUPS_PER_THREAD * nt)
         group[0] = 0
         u = 1
         if n_groups > 1:

@@ -9,11 +9,12 @@ left under ``ulimit -v``, at least ``MIN_MEMORY_BUDGET``).
 
 import os
 
-from ._histogram import histogram_rows_per_bin
+from ._histogram import aligned_bytes, histogram_rows_per_bin
 
 
 class HistogramPool:
-    """Reusable histogram buffers of a builder (``HistogramBuilder.empty``).
+    """Reusable histogram buffers of ``nbytes`` bytes (aligned as
+    ``HistogramBuilder.empty`` aligns them), for a builder's ``pool``.
 
     Buffers released by finished nodes serve later nodes and later trees, so
     a fit allocates at most as many buffers as a tree has open nodes. With a
@@ -21,11 +22,17 @@ class HistogramPool:
     raises ``MemoryError`` instead of being allocated: the estimate checked
     before fitting (:func:`check_histogram_memory`) is the expected peak,
     and this is the bound.
+
+    Parameters
+    ----------
+    nbytes : int
+        Bytes of a histogram (``HistogramBuilder.nbytes``).
+    budget : float or None, default=None
+        Bytes the buffers may take together (None: no bound).
     """
 
-    def __init__(self, builder, budget=None):
-        self.builder = builder
-        self.size = int(builder.nbytes)
+    def __init__(self, nbytes, budget=None):
+        self.size = int(nbytes)
         self.budget = budget
         self._free = []
         self.n_allocated = 0
@@ -43,7 +50,7 @@ class HistogramPool:
                 "together), fewer bins (max_bins) or fewer features."
             )
         self.n_allocated += 1
-        return self.builder.empty()
+        return aligned_bytes(self.size)
 
     def release(self, buf):
         if buf is not None:

@@ -78,8 +78,8 @@ class Engine:
     Attributes
     ----------
     builder : HistogramBuilder
+        Its ``pool`` holds the fit's dense histograms.
     splitter : Splitter
-    pool : HistogramPool
     offsets : ndarray of uint32
         Where each feature's histogram block starts (``histogram_layout``).
     n_eras : int
@@ -111,7 +111,6 @@ class Engine:
 
     builder: HistogramBuilder
     splitter: Splitter
-    pool: HistogramPool
     offsets: np.ndarray
     n_eras: int
     min_samples_leaf: int
@@ -172,7 +171,8 @@ def build_engine(
     is_categorical=None,
     n_threads=1,
 ):
-    """Assemble the histogram builder, pool and splitter of a fit.
+    """Assemble the histogram builder (and its pool) and the splitter of a
+    fit.
 
     Parameters
     ----------
@@ -237,6 +237,7 @@ def build_engine(
         hessians,
         n_threads,
     )
+    builder.pool = HistogramPool(builder.nbytes, budget)
     splitter = Splitter(
         bin_mapper.n_bins_,
         offsets,
@@ -264,7 +265,6 @@ def build_engine(
     return Engine(
         builder=builder,
         splitter=splitter,
-        pool=HistogramPool(builder, budget),
         offsets=offsets,
         n_eras=n_eras,
         min_samples_leaf=min_samples_leaf,

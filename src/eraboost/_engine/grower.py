@@ -7,7 +7,6 @@ rules follow scikit-learn's ``TreeGrower`` so that ``split_type="original"``
 grows the very same trees.
 """
 
-import sys
 from bisect import bisect_left, bisect_right, insort
 from heapq import heappop, heappush
 from time import perf_counter
@@ -15,18 +14,8 @@ from time import perf_counter
 import numpy as np
 
 from ._common import BITSET_DTYPE, MIN_HESSIAN_TO_SPLIT, NODE_DTYPE
-from ._histogram import SparseHistogram
 from ._partition import split_indices, split_indices_categorical
 from ._splitting import SplitNode
-
-# On the per-era path, a node with fewer rows than this many times the
-# per-era cells of a feature's histogram (on average) gets a sparse
-# histogram, its rows sorted by bin (``SparseHistogram``): its cost then
-# follows its rows, where a dense histogram costs all its cells (zeroing,
-# pooled sums, subtraction and a scan of every era at every candidate).
-# Sorting a row costs several cells' work: measured best between 0.2 and
-# 0.5 on 64 and 256 eras of 255 bins (docs/performance.md).
-SPARSE_ROWS_PER_CELL = 0.25
 
 
 class TreeNode:
@@ -75,141 +64,53 @@ class TreeNode:
 
 
 class TreeGrower:
-    """Grows one tree.
+    """Grows one tree on the parts of a fit's engine.
+
+    The binned rows (and their copy by columns), the histogram builder, the
+    splitter, the bins, the growth limits (``max_leaf_nodes``,
+    ``max_depth``, ``depth_first``), the pooled ``min_samples_leaf``,
+    ``monotonic_cst`` and the thread count come from ``engine``; the other
+    parameters are this tree's.
 
     Parameters
     ----------
-    X_binned : ndarray of uint8, stored by columns (Fortran order) or by rows
-    builder : HistogramBuilder
-    splitter : Splitter
-    pool : HistogramPool
+    engine : Engine
+        From ``engine.build_engine``.
     root_indices : ndarray of uint32
-        Training rows, grouped by era when eras are kept apart.
-    root_is_identity : bool
+        The tree's rows, grouped by era when eras are kept apart (owned by
+        the grower, which reorders them).
+    root_is_identity : bool, default=False
         ``root_indices`` is ``0 .. n-1``.
-    n_bins_non_missing : ndarray of uint32
-    has_missing_values : ndarray of uint8
-    offsets : ndarray of int64
-        Histogram layout (``_histogram.histogram_layout``).
-    max_bins : int
-        The estimator's ``max_bins`` (only to sum the root the way
-        scikit-learn does).
-    max_leaf_nodes, max_depth, min_samples_leaf : int or None
-    monotonic_cst : ndarray of int8 or None
-    interaction_cst : list of sets or None
-    feature_fraction_per_split : float
-    rng : numpy Generator (feature subsampling)
-    shrinkage : float
-    n_threads : int
-    depth_first : bool, default=False
-        Split the newest splittable node next (a stack) instead of the best
-        one (a heap). Without ``max_leaf_nodes`` the tree is the same either
-        way; depth first keeps only about ``depth`` histograms alive, which
-        is what deep forest trees need.
-    tree_features : ndarray of uint32 or None
+    interaction_cst : list of sets or None, default=None
+    feature_fraction_per_split : float, default=1.0
+    rng : numpy Generator or None, default=None
+        Feature subsampling.
+    shrinkage : float, default=1.0
+    tree_features : ndarray of uint32 or None, default=None
         The features the tree may split on (None: all).
     buffer : ndarray of uint32 or None, default=None
         Scratch of the partition, as long as ``root_indices`` (None: a new
         one). A fit's trees can share one: a tree's rows are used before
         the next tree is grown.
-    X_columns : ndarray of uint8 or None, default=None
-        The same bins as ``X_binned``, stored by columns, for the partition
-        of the nodes' rows (``engine.columns_for_partition``); None:
-        ``X_binned``.
+
+    Attributes
+    ----------
+    engine : Engine
+    root : TreeNode
+    finalized_leaves : list of TreeNode
+    n_nodes : int
+
+    Notes
+    -----
+    Depth-first growth (``depth_first``, the forests') splits the newest
+    splittable node next (a stack) instead of the best one (a heap).
+    Without ``max_leaf_nodes`` the tree is the same either way; depth first
+    keeps only about ``depth`` histograms alive, which is what deep forest
+    trees need.
     """
 
     def __init__(
         self,
-        X_binned,
-        builder,
-        splitter,
-        pool,
-        root_indices,
-        root_is_identity,
-        n_bins_non_missing,
-        has_missing_values,
-        offsets,
-        max_bins,
-        max_leaf_nodes=None,
-        max_depth=None,
-        min_samples_leaf=20,
-        min_hessian_to_split=MIN_HESSIAN_TO_SPLIT,
-        monotonic_cst=None,
-        interaction_cst=None,
-        feature_fraction_per_split=1.0,
-        rng=None,
-        shrinkage=1.0,
-        n_threads=1,
-        depth_first=False,
-        tree_features=None,
-        buffer=None,
-        X_columns=None,
-    ):
-        self.X_binned = X_binned
-        if X_columns is None:
-            X_columns = X_binned
-        elif X_columns.shape != X_binned.shape:
-            raise ValueError(
-                f"X_columns: shape {X_columns.shape}, X_binned's is {X_binned.shape}"
-            )
-        self.X_columns = X_columns
-        self.builder = builder
-        self.splitter = splitter
-        self.pool = pool
-        self.partition = root_indices
-        self.root_is_identity = root_is_identity
-        if buffer is None:
-            buffer = np.empty_like(root_indices)
-        elif buffer.shape != root_indices.shape or buffer.dtype != np.uint32:
-            raise ValueError(
-                f"buffer: {buffer.shape[0]} uint32 rows expected as root_indices "
-                f"({root_indices.shape[0]})"
-            )
-        self.buffer = buffer
-        self.n_bins_non_missing = n_bins_non_missing
-        self.has_missing_values = has_missing_values
-        self.offsets = offsets
-        self.max_bins = max_bins
-        self.max_leaf_nodes = max_leaf_nodes
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.min_hessian_to_split = min_hessian_to_split
-        self.n_features = X_binned.shape[1]
-        self.monotonic_cst = monotonic_cst
-        self.with_monotonic_cst = monotonic_cst is not None and np.any(
-            monotonic_cst != 0
-        )
-        self.interaction_cst = interaction_cst
-        self.feature_fraction_per_split = feature_fraction_per_split
-        self.rng = rng
-        self.shrinkage = shrinkage
-        self.n_threads = n_threads
-        if depth_first and max_leaf_nodes is not None:
-            raise ValueError("depth_first growth needs max_leaf_nodes=None")
-        self.depth_first = depth_first
-        self.all_features = np.arange(self.n_features, dtype=np.uint32)
-        self.tree_features = tree_features
-        self._all_sampled = np.ones(self.n_features, dtype=np.uint8)
-        self.splittable_nodes = []
-        self.finalized_leaves = []
-        # the open leaves still holding a histogram, worst first
-        # (_release_hopeless); with max_leaf_nodes in best-first growth
-        self._kept = []
-        self._n_pushed = 0
-        self._bound_kept = max_leaf_nodes is not None and not depth_first
-        self.n_nodes = 1
-        self.total_find_split_time = 0.0
-        self.total_compute_hist_time = 0.0
-        self.total_apply_split_time = 0.0
-        self.sparse_below = 0  # rows; 0: dense histograms only
-        if splitter.per_era and builder.n_eras > 1 and self.n_features:
-            cells = builder.size / self.n_features
-            self.sparse_below = int(SPARSE_ROWS_PER_CELL * cells)
-        self._initialize_root()
-
-    @classmethod
-    def from_engine(
-        cls,
         engine,
         root_indices,
         root_is_identity=False,
@@ -221,56 +122,63 @@ class TreeGrower:
         tree_features=None,
         buffer=None,
     ):
-        """A grower on the parts of a fit's engine (``engine.build_engine``).
-
-        The binned rows (and their copy by columns), histograms, splitter,
-        bins, growth limits
-        (``max_leaf_nodes``, ``max_depth``, ``depth_first``), the pooled
-        ``min_samples_leaf``, ``monotonic_cst`` and thread count come from
-        ``engine``; the other arguments are those of the class, for this
-        tree.
-
-        Parameters
-        ----------
-        engine : Engine
-        root_indices : ndarray of uint32
-            The tree's rows (owned by the grower, which reorders them).
-        root_is_identity : bool, default=False
-        interaction_cst, feature_fraction_per_split, rng, shrinkage
-            As for the class.
-        tree_features, buffer
-            As for the class.
-
-        Returns
-        -------
-        grower : TreeGrower
-        """
         settings = engine.settings
-        return cls(
-            engine.X_binned,
-            engine.builder,
-            engine.splitter,
-            engine.pool,
-            root_indices,
-            root_is_identity,
-            engine.bin_mapper.n_bins_non_missing_,
-            engine.has_missing,
-            engine.offsets,
-            engine.bin_mapper.max_bins,
-            max_leaf_nodes=settings.max_leaf_nodes,
-            max_depth=settings.max_depth,
-            min_samples_leaf=engine.min_samples_leaf,
-            monotonic_cst=engine.monotonic_cst,
-            interaction_cst=interaction_cst,
-            feature_fraction_per_split=feature_fraction_per_split,
-            rng=rng,
-            shrinkage=shrinkage,
-            n_threads=engine.n_threads,
-            depth_first=settings.depth_first,
-            tree_features=tree_features,
-            buffer=buffer,
-            X_columns=engine.X_columns,
+        self.engine = engine
+        self.X_binned = engine.X_binned
+        if engine.X_columns.shape != self.X_binned.shape:
+            raise ValueError(
+                f"X_columns: shape {engine.X_columns.shape}, X_binned's is "
+                f"{self.X_binned.shape}"
+            )
+        self.X_columns = engine.X_columns
+        self.builder = engine.builder
+        self.splitter = engine.splitter
+        self.partition = root_indices
+        self.root_is_identity = root_is_identity
+        if buffer is None:
+            buffer = np.empty_like(root_indices)
+        elif buffer.shape != root_indices.shape or buffer.dtype != np.uint32:
+            raise ValueError(
+                f"buffer: {buffer.shape[0]} uint32 rows expected as root_indices "
+                f"({root_indices.shape[0]})"
+            )
+        self.buffer = buffer
+        self.n_bins_non_missing = engine.bin_mapper.n_bins_non_missing_
+        self.has_missing_values = engine.has_missing
+        self.max_bins = engine.bin_mapper.max_bins
+        self.max_leaf_nodes = settings.max_leaf_nodes
+        self.max_depth = settings.max_depth
+        self.min_samples_leaf = engine.min_samples_leaf
+        self.min_hessian_to_split = MIN_HESSIAN_TO_SPLIT
+        self.n_features = self.X_binned.shape[1]
+        monotonic_cst = engine.monotonic_cst
+        self.monotonic_cst = monotonic_cst
+        self.with_monotonic_cst = monotonic_cst is not None and np.any(
+            monotonic_cst != 0
         )
+        self.interaction_cst = interaction_cst
+        self.feature_fraction_per_split = feature_fraction_per_split
+        self.rng = rng
+        self.shrinkage = shrinkage
+        self.n_threads = engine.n_threads
+        if settings.depth_first and self.max_leaf_nodes is not None:
+            raise ValueError("depth_first growth needs max_leaf_nodes=None")
+        self.depth_first = settings.depth_first
+        self.all_features = np.arange(self.n_features, dtype=np.uint32)
+        self.tree_features = tree_features
+        self._all_sampled = np.ones(self.n_features, dtype=np.uint8)
+        self.splittable_nodes = []
+        self.finalized_leaves = []
+        # the open leaves still holding a histogram, worst first
+        # (_release_hopeless); with max_leaf_nodes in best-first growth
+        self._kept = []
+        self._n_pushed = 0
+        self._bound_kept = self.max_leaf_nodes is not None and not self.depth_first
+        self.n_nodes = 1
+        self.total_find_split_time = 0.0
+        self.total_compute_hist_time = 0.0
+        self.total_apply_split_time = 0.0
+        self._initialize_root()
 
     # -- growth ------------------------------------------------------------
     def grow(self):
@@ -287,15 +195,12 @@ class TreeGrower:
         )
 
     def _build(self, node, root=False, dense=False):
-        """The node's histograms from its rows: sparse for a node of fewer
-        rows than ``sparse_below`` unless ``dense``."""
+        """The node's histograms from its rows (``HistogramBuilder.build``;
+        ``dense``: one that can be subtracted)."""
         tic = perf_counter()
-        features = self._features(node)
-        if not dense and node.n_samples < self.sparse_below:
-            hist = self.builder.compute_sparse(node.sample_indices, features, root)
-        else:
-            hist = self.pool.get()
-            self.builder.compute_brute(node.sample_indices, hist, features, root)
+        hist = self.builder.build(
+            node.sample_indices, self._features(node), root=root, dense=dense
+        )
         self.total_compute_hist_time += perf_counter() - tic
         return hist
 
@@ -319,35 +224,13 @@ class TreeGrower:
         root.allowed_features = allowed
         self.root = root
         root.histograms = self._build(root, root=self.root_is_identity)
-        # Root sums as scikit-learn takes them: summing one feature's
-        # histogram laid out over max_bins + 1 cells.
-        f = some_feature
-        nb = int(self.n_bins_non_missing[f]) + 1
-        n_rows = self.builder.n_eras
-        # (eras, bins) arrays; the block has no missing-value bin when the
-        # feature has no missing values (engine.build_engine)
-        has_missing = self.has_missing_values[f]
-        if isinstance(root.histograms, SparseHistogram):
-            # the pooled sums of the bins
-            start = root.histograms.bin_offsets[f]
-            g = root.histograms.pooled_g[start : start + nb]
-            h = root.histograms.pooled_h[start : start + nb]
-        else:
-            block = self.builder.block(root.histograms, f)
-            g = block["g"][:n_rows].sum(axis=0)
-            h = block["h"][:n_rows].sum(axis=0) if block["h"] is not None else None
-        full = np.zeros(self.max_bins + 1)
-        full[: nb - 1] = g[: nb - 1]
-        if has_missing:
-            full[self.max_bins] = g[nb - 1]
-        root.sum_gradients = full.sum()
-        if self.builder.hessians_are_constant:
-            root.sum_hessians = self.builder.constant_hessian * n
-        else:
-            full[: nb - 1] = h[: nb - 1]
-            if has_missing:
-                full[self.max_bins] = h[nb - 1]
-            root.sum_hessians = full.sum()
+        root.sum_gradients, root.sum_hessians = self.builder.root_sums(
+            root.histograms,
+            some_feature,
+            n,
+            self.max_bins,
+            bool(self.has_missing_values[some_feature]),
+        )
         if (
             n < 2 * self.min_samples_leaf
             or root.sum_hessians < self.min_hessian_to_split
@@ -396,8 +279,8 @@ class TreeGrower:
             subtract,
         )
         for node, info in zip(nodes, infos):
-            if isinstance(node.histograms, SparseHistogram):
-                # a sparse node's children are built from their rows
+            if not self.builder.subtractable(node.n_samples):
+                # its children are built from their rows
                 self._release(node)
             node.split_info = info
             if not info.found:
@@ -539,10 +422,9 @@ class TreeGrower:
             )
             to_scan = [child for child in (left, right) if not child.is_leaf]
             subtract = None
-            if large.is_leaf or large.n_samples < self.sparse_below:
-                # the children to split from their rows: sparse below
-                # sparse_below rows, as the children of a sparse node (no
-                # subtraction), and no histogram for a leaf
+            if large.is_leaf or not self.builder.subtractable(large.n_samples):
+                # the children to split from their rows (no histogram for
+                # a leaf)
                 for child in to_scan:
                     child.histograms = self._build(child)
             else:
@@ -562,10 +444,7 @@ class TreeGrower:
         return left, right
 
     def _release(self, node):
-        if isinstance(node.histograms, SparseHistogram):
-            self.builder.recycle_sparse(node.histograms)
-        else:
-            self.pool.release(node.histograms)
+        self.builder.release(node.histograms)
         node.histograms = None
 
     def _compute_interactions(self, node):
@@ -587,77 +466,68 @@ class TreeGrower:
 
     # -- output -------------------------------------------------------------
     def make_predictor(self, bin_thresholds):
-        """Flatten the tree into a :class:`~.predictor.TreePredictor`."""
+        """Flatten the tree into a :class:`~.predictor.TreePredictor`.
+
+        The nodes are numbered depth first, each left subtree before the
+        right one (scikit-learn's order), with an explicit stack: a deep
+        tree needs no deep recursion.
+        """
         from .predictor import TreePredictor
 
+        # each field of NODE_DTYPE as a list, by node (a list's item is
+        # set far faster than a record's field; zeros: unused)
+        n_nodes = self.n_nodes
+        cols = {name: [0] * n_nodes for name in NODE_DTYPE.names}
+        value, count, gain, depth = (
+            cols["value"],
+            cols["count"],
+            cols["gain"],
+            cols["depth"],
+        )
         bitsets, n_known = [], []  # categorical splits, in node order
-        # depth-first, left subtree before right: same order as scikit-learn.
-        # One record per node, fields in NODE_DTYPE's order; left and right
-        # (5 and 6) are filled once the subtrees are numbered.
-        rows = []
-
-        def visit(gnode):
-            gain = gnode.split_info.gain if gnode.split_info is not None else -1
+        # (grower node, its parent's number or -1, its parent's field of it)
+        stack = [(self.root, -1, None)]
+        i = 0
+        while stack:
+            gnode, parent, side = stack.pop()
+            if parent >= 0:
+                cols[side][parent] = i
+            value[i] = gnode.value
+            count[i] = gnode.n_samples
+            gain[i] = gnode.split_info.gain if gnode.split_info is not None else -1
+            depth[i] = gnode.depth
             if gnode.is_leaf:
-                rows.append(
-                    (
-                        gnode.value,
-                        gnode.n_samples,
-                        0,
-                        0.0,
-                        0,
-                        0,
-                        0,
-                        gain,
-                        gnode.depth,
-                        1,
-                        0,
-                        0,
-                        0,
-                    )
-                )
-                return
+                cols["is_leaf"][i] = 1
+                i += 1
+                continue
             info = gnode.split_info
             f, b = info.feature_idx, info.bin_idx
-            is_cat, bitset_idx = 0, 0
+            cols["feature"][i] = f
+            cols["missing_left"][i] = info.missing_go_to_left
+            cols["bin_threshold"][i] = b
             if info.is_categorical:
                 # threshold: number of known categories (0 .. k - 1)
-                is_cat, bitset_idx = 1, len(bitsets)
-                threshold = self.n_bins_non_missing[f]
+                cols["is_categorical"][i] = 1
+                cols["bitset_idx"][i] = len(bitsets)
+                cols["threshold"][i] = self.n_bins_non_missing[f]
                 bitsets.append(info.left_cat_bitset)
                 n_known.append(int(self.n_bins_non_missing[f]))
             elif b == self.n_bins_non_missing[f] - 1:
-                threshold = np.inf
+                cols["threshold"][i] = np.inf
             else:
-                threshold = bin_thresholds[f][b]
-            rec = [
-                gnode.value,
-                gnode.n_samples,
-                f,
-                threshold,
-                info.missing_go_to_left,
-                0,
-                0,
-                gain,
-                gnode.depth,
-                0,
-                b,
-                is_cat,
-                bitset_idx,
-            ]
-            rows.append(rec)
-            rec[5] = len(rows)
-            visit(gnode.left_child)
-            rec[6] = len(rows)
-            visit(gnode.right_child)
-
-        if self.n_nodes + 100 > sys.getrecursionlimit():
-            sys.setrecursionlimit(self.n_nodes + 100)
-        visit(self.root)
-        nodes = np.array([tuple(r) for r in rows], dtype=NODE_DTYPE)
+                cols["threshold"][i] = bin_thresholds[f][b]
+            # the left subtree is popped, so numbered, first
+            stack.append((gnode.right_child, i, "right"))
+            stack.append((gnode.left_child, i, "left"))
+            i += 1
+        if i != n_nodes:
+            raise RuntimeError(f"{i} nodes reached, {n_nodes} grown")
+        nodes = np.zeros(n_nodes, dtype=NODE_DTYPE)
+        for name, col in cols.items():
+            nodes[name] = col
         binned = np.array(bitsets, dtype=BITSET_DTYPE).reshape(-1, 8)
         # raw category c is bin c; the missing-value bin k is not a category
         raw = binned.copy()
-        for i, k in enumerate(n_known):
-            raw[i, k // 32] &= ~np.uint32(1 << (k % 32))
+        for j, k in enumerate(n_known):
+            raw[j, k // 32] &= ~np.uint32(1 << (k % 32))
         return TreePredictor(nodes, binned, raw)
