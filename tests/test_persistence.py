@@ -823,3 +823,60 @@ def test_save_refuses_an_unsound_model(tmp_path):
     with pytest.raises(ModelFileError, match="leaf 4 has the value nan"):
         save_model(est, tmp_path / "m.skops")
     assert os.listdir(tmp_path) == []
+
+
+# -- temporary files (issue 55, item 9) -------------------------------------------
+def test_the_temporary_file_is_visible_beside_the_destination(tmp_path):
+    seen = []
+    with atomic_write(tmp_path / "model.skops", "wb") as f:
+        f.write(b"x")
+        seen = os.listdir(tmp_path)
+    assert len(seen) == 1 and seen[0].startswith("model.skops.tmp-"), seen
+    assert os.listdir(tmp_path) == ["model.skops"]
+
+
+def test_a_missing_folder_is_named_not_the_temporary_file(tmp_path):
+    target = tmp_path / "absent" / "out.csv"
+    with pytest.raises(FileNotFoundError) as e, atomic_write(target, "w") as f:
+        f.write("x")
+    assert str(e.value) == (
+        f"cannot write {target}: the folder {tmp_path / 'absent'} does not exist"
+    )
+
+
+_WRITER = """
+import signal, sys, time
+from eraboost._atomic import atomic_write
+with atomic_write(sys.argv[1], "wb") as f:
+    f.write(b"part")
+    print("writing", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("previous", ["default", "handler"])
+def test_sigterm_while_writing_removes_the_temporary_file(previous, tmp_path):
+    target = tmp_path / "model.skops"
+    target.write_bytes(b"the previous model")
+    script = _WRITER
+    if previous == "handler":
+        # a program's own SIGTERM handler is restored, then called
+        script = (
+            "import signal, sys\n"
+            "signal.signal(signal.SIGTERM, lambda s, f: sys.exit(7))\n" + script
+        )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, str(target)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout.readline() == "writing\n"
+    assert len(os.listdir(tmp_path)) == 2  # the temporary file is there
+    child.terminate()
+    child.wait(timeout=60)
+    assert child.returncode == (-15 if previous == "default" else 7), (
+        child.stderr.read()
+    )
+    assert os.listdir(tmp_path) == ["model.skops"]
+    assert target.read_bytes() == b"the previous model"
