@@ -26,6 +26,7 @@ from eraboost import (
     HistGradientBoostingRegressor,
     cli,
     load_model,
+    save_model,
 )
 from eraboost.cli import INTERRUPTED
 from eraboost.demo import make_era_data
@@ -375,6 +376,23 @@ def bad_files(data):
         d,
     )
     assert res.returncode == 0, res.stderr
+    # metadata the command line cannot use (issue 55, item 6): each a
+    # one-line error, never a traceback
+    small = load_model(d / "small.skops")
+    for name, meta in {
+        "meta_int": {"features": 5},
+        "meta_nested": {"features": [FEATURES[:2], "feature_2"]},
+        "meta_one": {"features": ["feature_0"]},
+        "meta_cat": {"features": FEATURES, "categorical": 5},
+    }.items():
+        save_model(small, d / f"{name}.skops", metadata=meta)
+    labels = np.where(y > np.median(y), "up", "down")
+    classifier = HistGradientBoostingClassifier(max_iter=2).fit(X, labels)
+    save_model(
+        classifier,
+        d / "text_classes.skops",
+        metadata={"features": FEATURES, "target": "target", "era": "era"},
+    )
     return d
 
 
@@ -505,7 +523,33 @@ def bad_files(data):
         ),
         (
             ["predict", "keyless.skops", "test.parquet", "--out", "p.parquet"],
-            "the file lacks 'estimator', 'metadata'",
+            "a model file of format 1 (a skops archive written by an eraboost "
+            "before format 2)",
+        ),
+        (
+            ["predict", "meta_int.skops", "test.parquet", "--out", "p.parquet"],
+            "its metadata 'features' must be a list of distinct column names",
+        ),
+        (
+            ["predict", "meta_nested.skops", "test.parquet", "--out", "p.parquet"],
+            "its metadata 'features' must be a list of distinct column names",
+        ),
+        (
+            ["predict", "meta_one.skops", "test.parquet", "--out", "p.parquet"],
+            "its metadata lists 1 features; the model was fitted on 10",
+        ),
+        (
+            ["predict", "meta_cat.skops", "test.parquet", "--out", "p.parquet"],
+            "its metadata 'categorical' must be a list of some of its features",
+        ),
+        (
+            ["predict", "small.skops", "test.parquet", "--out", "absent/p.csv"],
+            "the folder does not exist: absent",
+        ),
+        (
+            ["report", "text_classes.skops", "test.parquet", "--out", "rep"],
+            "--metric pearson scores numbers, but model text_classes.skops is a "
+            "classifier of the classes 'down', 'up': use --metric accuracy",
         ),
         (
             ["predict", "small.skops", "test.parquet", "--out", "p.xyz"],

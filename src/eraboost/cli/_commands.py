@@ -97,20 +97,55 @@ def _shown(values, limit=5):
 
 # -- model files --------------------------------------------------------------
 def _load(path):
-    """The estimator of a model file and its metadata, with the feature list."""
+    """The estimator of a model file and its metadata, with the feature list.
+
+    The metadata the command line reads (``features``, ``categorical``,
+    ``target``, ``era``) is checked against the model: a problem is one
+    line, as every problem of a model file."""
     from ..persistence import load_model
 
     est, meta = load_model(path, return_metadata=True)
     meta = dict(meta)
+    names = getattr(est, "feature_names_in_", None)
     if not meta.get("features"):
-        names = getattr(est, "feature_names_in_", None)
         if names is None:
             raise CLIError(
                 f"model {path} has no feature list: fit it on a DataFrame, "
                 "or save it with save_model(..., metadata={'features': [...]})"
             )
         meta["features"] = [str(n) for n in names]
-    meta.setdefault("categorical", [])
+    features = meta["features"]
+    if not (
+        isinstance(features, list)
+        and all(isinstance(f, str) for f in features)
+        and len(set(features)) == len(features)
+    ):
+        raise CLIError(
+            f"model {path}: its metadata 'features' must be a list of distinct "
+            "column names"
+        )
+    if len(features) != est.n_features_in_:
+        raise CLIError(
+            f"model {path}: its metadata lists {len(features)} features; the "
+            f"model was fitted on {est.n_features_in_}"
+        )
+    if names is not None and [str(n) for n in names] != features:
+        raise CLIError(
+            f"model {path}: its metadata 'features' differ from the features "
+            "the model was fitted on (feature_names_in_)"
+        )
+    categorical = meta.setdefault("categorical", [])
+    if not (
+        isinstance(categorical, list)
+        and all(isinstance(c, str) and c in features for c in categorical)
+    ):
+        raise CLIError(
+            f"model {path}: its metadata 'categorical' must be a list of some "
+            "of its features"
+        )
+    for key in ("target", "era"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            raise CLIError(f"model {path}: its metadata {key!r} must be a column name")
     return est, meta
 
 
@@ -355,6 +390,13 @@ def _check_not_an_input(outputs, inputs):
                 )
 
 
+def _check_out_folder(out):
+    """The folder of an output file exists (checked before any work)."""
+    folder = os.path.dirname(os.fspath(out)) or "."
+    if not os.path.isdir(folder):
+        raise CLIError(f"cannot write --out {out}: the folder does not exist: {folder}")
+
+
 def _check_roles(args):
     if args.target == args.era:
         raise CLIError(
@@ -370,6 +412,7 @@ def cmd_train(args):
     from ._tables import Table
 
     _check_roles(args)
+    _check_out_folder(args.out)
     _check_not_an_input(
         [args.out],
         [("DATA", args.data), ("--validation-data", args.validation_data)],
@@ -465,6 +508,7 @@ def cmd_predict(args):
 
     _check_not_an_input([args.out], [("MODEL", args.model), ("DATA", args.data)])
     check_output_format(args.out)
+    _check_out_folder(args.out)
     est, meta = _load(args.model)
     if args.proba and not hasattr(est, "predict_proba"):
         raise CLIError(
@@ -522,6 +566,32 @@ def _scores_for(est, X, metric):
     return np.asarray(make_era_scorer(metric).response(est, X))
 
 
+#: The metrics of ``report`` that score numbers (not class labels).
+_NUMERIC_METRICS = ("pearson", "spearman", "numerai_corr", "mse")
+
+
+def _check_metric_fits(args, loaded, y, target):
+    """A metric that scores numbers needs a numeric target, and numeric
+    predictions: a classifier of text classes cannot give them."""
+    if args.metric not in _NUMERIC_METRICS:
+        return
+    if y.dtype.kind not in "biuf":
+        held = "text" if y.dtype.kind in "OU" else y.dtype
+        raise CLIError(
+            f"--metric {args.metric} scores numbers, but the target column "
+            f"{target!r} holds {held}: use "
+            "--metric accuracy (or roc_auc for two classes)"
+        )
+    for path, (est, _) in zip(args.models, loaded):
+        classes = getattr(est, "classes_", None)
+        if classes is not None and classes.dtype.kind not in "biuf":
+            raise CLIError(
+                f"--metric {args.metric} scores numbers, but model {path} is a "
+                f"classifier of the classes {_shown(classes.tolist(), 3)}: use "
+                "--metric accuracy (or roc_auc for two classes)"
+            )
+
+
 def cmd_report(args):
     """``eraboost report``: per-era scores, summary and plots of models."""
     from ._tables import Table
@@ -548,6 +618,7 @@ def cmd_report(args):
         X, cols, nulls = _drop_missing_target(X, cols, nulls, target, args.data, note)
     _check_target(cols[target], nulls[target], target, args.data)
     _check_eras(cols[era], nulls[era], era, args.data)
+    _check_metric_fits(args, loaded, cols[target], target)
     index = {f: j for j, f in enumerate(features)}
     predictions = {}
     for name, (est, meta) in zip(_model_names(args.models), loaded):
