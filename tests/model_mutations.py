@@ -1,7 +1,9 @@
 """Load damaged and edited copies of model files; run by the persistence tests.
 
 ``python model_mutations.py SEED N MODEL X [MODEL X ...]`` makes ``N``
-mutations of each model file (``X``: a ``.pkl`` of rows to predict) and
+mutations of each model file (``sweep 0`` instead of ``SEED N``: every
+parameter and fitted field set to each of a few odd values, removed, and
+undeclared fields added) (``X``: a ``.pkl`` of rows to predict) and
 loads each. It runs in its own process, so that a crash or a hang fails the
 test instead of killing pytest. It prints one JSON line: counts of outcomes
 and the mutations that went wrong.
@@ -220,10 +222,58 @@ def check_outputs(est, X, reference):
     return None
 
 
+def sweep(doc, members):
+    """Every parameter and fitted field of model.json set to each of a few
+    odd values or removed, and undeclared fields added: (kind, what, bytes)."""
+    values = [None, -1, 2**40, float("nan"), "x", {}]
+    for part in ("params", "fitted"):
+        for key in list(doc[part]):
+            for value in [*values, "removed"]:
+                new = json.loads(json.dumps(doc))
+                if value == "removed":
+                    del new[part][key]
+                else:
+                    new[part][key] = value
+                yield "edit", f"{part}[{key!r}] = {value!r}", new
+        for name in UNDECLARED:
+            new = json.loads(json.dumps(doc))
+            new[part][name] = True
+            yield "edit", f"added {part}[{name!r}]", new
+
+
+def mutations(rng, n, data, doc, original, comment):
+    """(kind, what, bytes) of ``n`` seeded mutations of a model file."""
+    for _ in range(n):
+        kind = rng.choice(["flip", "cut", "damage", "edit", "edit", "array"])
+        members = dict(original)
+        if kind == "flip":
+            mutated, what = mutate_bytes(data, rng)
+        elif kind == "cut":
+            size = rng.randrange(len(data))
+            mutated, what = data[:size], f"cut at {size}"
+        elif kind == "damage":
+            name = rng.choice(list(members))
+            if name == "model.json":
+                new, what = mutate_json(doc, rng)
+                members[name] = json.dumps(new).encode()
+            else:
+                members[name], what = mutate_bytes(members[name], rng, 128)
+            mutated = zip_bytes(members, comment)
+        elif kind == "edit":
+            new, what = mutate_json(doc, rng)
+            members["model.json"] = json.dumps(new).encode()
+            mutated = zip_bytes(members, digests(members))
+        else:
+            what = mutate_array(members, rng)
+            mutated = zip_bytes(members, digests(members))
+        yield kind, what, mutated
+
+
 def main():
-    seed, n = int(sys.argv[1]), int(sys.argv[2])
+    """``SEED N`` or ``sweep 0``, then MODEL X pairs."""
+    mode, n = sys.argv[1], int(sys.argv[2])
     pairs = sys.argv[3:]
-    rng = random.Random(seed)
+    rng = random.Random(0 if mode == "sweep" else int(mode))
     counts = {}
     failures = []
     folder = Path(tempfile.mkdtemp())
@@ -233,70 +283,55 @@ def main():
         with open(x_path, "rb") as f:
             X = pickle.load(f)
         reference = outputs(load_model(model_path), X)
-        for k in range(n):
-            kind = rng.choice(["flip", "cut", "damage", "edit", "edit", "array"])
-            members = dict(original)
-            if kind == "flip":
-                mutated, what = mutate_bytes(data, rng)
-            elif kind == "cut":
-                size = rng.randrange(len(data))
-                mutated, what = data[:size], f"cut at {size}"
-            elif kind == "damage":
-                name = rng.choice(list(members))
-                if name == "model.json":
-                    new, what = mutate_json(doc, rng)
-                    members[name] = json.dumps(new).encode()
-                else:
-                    members[name], what = mutate_bytes(members[name], rng, 128)
-                mutated = zip_bytes(members, comment)
-            elif kind == "edit":
-                new, what = mutate_json(doc, rng)
+        if mode == "sweep":
+            cases = []
+            for kind, what, new in sweep(doc, original):
+                members = dict(original)
                 members["model.json"] = json.dumps(new).encode()
-                mutated = zip_bytes(members, digests(members))
-            else:
-                what = mutate_array(members, rng)
-                mutated = zip_bytes(members, digests(members))
+                cases.append((kind, what, zip_bytes(members, digests(members))))
+        else:
+            cases = mutations(rng, n, data, doc, original, comment)
+        for k, (kind, what, mutated) in enumerate(cases):
             path = folder / f"{k}.skops"
             path.write_bytes(mutated)
             label = f"{Path(model_path).name} #{k} {kind} {what}"
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    loaded = load_model(path)
-            except ModelFileError as exc:
-                outcome = "refused"
-                if "\n" in str(exc):
-                    failures.append(f"{label}: a message of several lines")
-            except BaseException as exc:
-                failures.append(f"{label}: load raised {exc!r}")
-                outcome = "error"
-            else:
-                try:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("error", RuntimeWarning)
-                        problem = check_outputs(loaded, X, reference)
-                        got = outputs(loaded, X)
-                except ValueError as exc:
-                    problem, got = None, None
-                    outcome = "input refused"
-                    if kind not in ("edit", "array"):
-                        failures.append(f"{label}: predict raised {exc!r}")
-                except BaseException:
-                    failures.append(f"{label}: predict raised {traceback.format_exc()}")
-                    problem, got, outcome = None, None, "error"
-                if got is not None:
-                    same = all(
-                        np.array_equal(a, b, equal_nan=True)
-                        for a, b in zip(got, reference)
-                    )
-                    outcome = "same" if same else "changed"
-                    if problem is not None:
-                        failures.append(f"{label}: {problem}")
-                    elif not same and kind not in ("edit", "array"):
-                        failures.append(f"{label}: loaded and predicts differently")
+            outcome = load_and_predict(path, X, reference, kind, label, failures)
             counts[f"{kind} {outcome}"] = counts.get(f"{kind} {outcome}", 0) + 1
             path.unlink()
     print(json.dumps({"counts": counts, "failures": failures}))
+
+
+def load_and_predict(path, X, reference, kind, label, failures):
+    """Load a mutated file and predict with it: the outcome, failures added."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loaded = load_model(path)
+    except ModelFileError as exc:
+        if "\n" in str(exc):
+            failures.append(f"{label}: a message of several lines")
+        return "refused"
+    except BaseException as exc:
+        failures.append(f"{label}: load raised {exc!r}")
+        return "error"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            problem = check_outputs(loaded, X, reference)
+            got = outputs(loaded, X)
+    except ValueError as exc:
+        if kind not in ("edit", "array"):
+            failures.append(f"{label}: predict raised {exc!r}")
+        return "input refused"
+    except BaseException:
+        failures.append(f"{label}: predict raised {traceback.format_exc()}")
+        return "error"
+    same = all(np.array_equal(a, b, equal_nan=True) for a, b in zip(got, reference))
+    if problem is not None:
+        failures.append(f"{label}: {problem}")
+    elif not same and kind not in ("edit", "array"):
+        failures.append(f"{label}: loaded and predicts differently")
+    return "same" if same else "changed"
 
 
 if __name__ == "__main__":
