@@ -390,11 +390,13 @@ def _check_not_an_input(outputs, inputs):
                 )
 
 
-def _check_out_folder(out):
+def _check_out_folder(out, what):
     """The folder of an output file exists (checked before any work)."""
     folder = os.path.dirname(os.fspath(out)) or "."
     if not os.path.isdir(folder):
-        raise CLIError(f"cannot write --out {out}: the folder does not exist: {folder}")
+        raise CLIError(
+            f"cannot write the {what} to {out}: the folder does not exist: {folder}"
+        )
 
 
 def _check_roles(args):
@@ -412,7 +414,7 @@ def cmd_train(args):
     from ._tables import Table
 
     _check_roles(args)
-    _check_out_folder(args.out)
+    _check_out_folder(args.out, "model")
     _check_not_an_input(
         [args.out],
         [("DATA", args.data), ("--validation-data", args.validation_data)],
@@ -508,7 +510,7 @@ def cmd_predict(args):
 
     _check_not_an_input([args.out], [("MODEL", args.model), ("DATA", args.data)])
     check_output_format(args.out)
-    _check_out_folder(args.out)
+    _check_out_folder(args.out, "predictions")
     est, meta = _load(args.model)
     if args.proba and not hasattr(est, "predict_proba"):
         raise CLIError(
