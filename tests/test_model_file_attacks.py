@@ -366,3 +366,19 @@ def test_a_seeded_campaign_of_edits_with_valid_checksums(tmp_path):
     )
     assert sum(counts.values()) == 320
     assert sum(v for k, v in counts.items() if k.endswith("refused")) > 100
+
+
+def test_a_bomb_within_declared_bounds_is_refused_by_its_ratio(saved, tmp_path):
+    # parameters declaring a huge model (2**30 training rows, no limit on
+    # leaves) let a tree array of 400,000 nodes through the shape bounds:
+    # its 21 MB of zeros, which no fitted model holds, compress too well
+    doc, members = saved["regressor"]
+    doc = json.loads(json.dumps(doc))
+    doc["params"]["max_leaf_nodes"] = None
+    doc["fitted"]["fit_signature"][0] = 2**30
+    nodes = np.load(io.BytesIO(members["tree_nodes.npy"]), allow_pickle=False)
+    zeros = np.zeros(400_000, dtype=nodes.dtype)
+    doc["arrays"]["tree_nodes"]["shape"] = [400_000]
+    path = tmp_path / "bomb.skops"
+    write_model_file(path, doc, dict(members, **{"tree_nodes.npy": npy_bytes(zeros)}))
+    _refused(path, r"tree_nodes.npy compresses 20,800,\d+ bytes into .*more than 100")

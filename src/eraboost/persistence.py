@@ -79,6 +79,10 @@ _MAX_NESTING = 32
 _MAX_FEATURES = 2**24
 _MAX_PARAM_ARRAY = 10**6
 _MAX_SAMPLES = 2**40
+# members larger than this may not compress more than _MAX_RATIO to 1
+# (arrays of a model hold varied values; a bomb of zeros compresses ~1000:1)
+_RATIO_FROM = 16 * 2**20
+_MAX_RATIO = 100
 # the largest raw prediction a path of trees may sum to, and below which
 # exp() of a log link stays finite
 _MAX_RAW = 1e300
@@ -587,6 +591,14 @@ class _Arrays:
                 _fail(
                     f"the member {member} is {info.file_size} bytes; its declared "
                     f"shape {tuple(shape)} makes {size}"
+                )
+            if info.file_size > _RATIO_FROM and info.file_size > (
+                _MAX_RATIO * info.compress_size
+            ):
+                _fail(
+                    f"the member {member} compresses {info.file_size:,} bytes "
+                    f"into {info.compress_size:,}: more than {_MAX_RATIO} to 1, "
+                    "which no array of a model does"
                 )
             self.shapes[name] = tuple(shape)
 
@@ -1159,7 +1171,11 @@ def _store_forest(est, arrays):
     if hasattr(est, "classes_"):
         fitted["classes_"] = _encode_labels(est.classes_, "classes_")
     arrays["tree_seeds"] = np.asarray(est._tree_seeds, dtype=np.int64)
-    arrays["era_codes"] = np.asarray(est._era_codes, dtype=np.int32)
+    # the rows' era codes as runs: rows usually come era by era
+    codes = np.asarray(est._era_codes, dtype=np.int32)
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(codes)) + 1])
+    arrays["era_run_codes"] = codes[starts]
+    arrays["era_run_lengths"] = np.diff(np.append(starts, codes.size)).astype(np.int64)
     for name in ("oob_prediction_", "oob_decision_function_"):
         if hasattr(est, name):
             arrays[name.rstrip("_")] = np.ascontiguousarray(
@@ -1182,7 +1198,8 @@ def _plan_forest(est, fitted, arrays, is_classifier):
     if has_oob and not est.oob_score:
         _fail("oob_score_ is set but the parameter oob_score is False")
     arrays.expect("tree_seeds", np.int64, (est.n_estimators,))
-    arrays.expect("era_codes", np.int32, (n_samples,))
+    arrays.expect("era_run_codes", np.int32, (("max", n_samples),))
+    arrays.expect("era_run_lengths", np.int64, (("max", n_samples),))
     if has_oob:
         if is_classifier:
             arrays.expect("oob_decision_function", np.float64, (n_samples, 2))
@@ -1200,9 +1217,17 @@ def _load_forest(est, fitted, arrays, plan):
     est._tree_seeds = arrays["tree_seeds"]
     if np.any(est._tree_seeds < 0) or np.any(est._tree_seeds >= 2**31):
         _fail("the trees' seeds are out of range")
-    est._era_codes = arrays["era_codes"]
-    if np.any(est._era_codes < 0) or np.any(est._era_codes >= n_eras):
+    codes, lengths = arrays["era_run_codes"], arrays["era_run_lengths"]
+    if codes.shape != lengths.shape or np.any(lengths < 1):
+        _fail("the runs of the rows' era codes are malformed")
+    if lengths.sum() != n_samples:
+        _fail(
+            f"the runs of the rows' era codes cover {lengths.sum()} rows, "
+            f"not {n_samples}"
+        )
+    if np.any(codes < 0) or np.any(codes >= n_eras):
         _fail(f"the rows' era codes are outside 0 .. {n_eras - 1}")
+    est._era_codes = np.repeat(codes, lengths).astype(np.int32)
     if has_oob:
         est.oob_score_ = _float(fitted, "oob_score_")
         if hasattr(est, "classes_"):
@@ -1471,9 +1496,15 @@ def _read(archive, path):
         if "schema.json" in infos:
             _fail(_OLD_FORMAT)
         _fail("not an eraboost model file (it has no model.json)")
-    size = infos[_JSON_MEMBER].file_size
+    info = infos[_JSON_MEMBER]
+    size = info.file_size
     if size > MAX_JSON_BYTES:
         _fail(f"its model.json is {size:,} bytes; at most {MAX_JSON_BYTES:,} are read")
+    if size > _RATIO_FROM and size > _MAX_RATIO * info.compress_size:
+        _fail(
+            f"its model.json compresses {size:,} bytes into "
+            f"{info.compress_size:,}: more than {_MAX_RATIO} to 1"
+        )
     digests = _digests(archive.comment)
     content = _read_member(archive, _JSON_MEMBER, digests)
     try:
