@@ -1478,8 +1478,9 @@ def _writer(doc):
 _OLD_FORMAT = (
     "a model file of format 1 (a skops archive written by an eraboost before "
     "format 2); this eraboost loads format 2 only: convert it once with "
-    "eraboost.persistence.convert_model(OLD, NEW) (needs skops; it keeps only "
-    "the fields format 2 declares), or fit the model again"
+    "`eraboost convert OLD --out NEW` or eraboost.persistence.convert_model("
+    "OLD, NEW) (needs skops; it keeps only the fields format 2 declares), or "
+    "fit the model again"
 )
 
 

@@ -1419,3 +1419,33 @@ def test_load_libraries_imports_what_the_command_uses(command, modules):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_convert_a_model_file_of_format_1(data, tmp_path):
+    """A file of model format 1 (a skops archive, eraboost before issue 55)
+    is refused by predict, saying how to convert it; convert writes it in
+    format 2, which predicts as the original."""
+    d, (X, y, _), (Xt, _, _) = data
+    est = HistGradientBoostingRegressor(max_iter=3, random_state=0).fit(X, y)
+    old = tmp_path / "old.skops"
+    skops.io.dump(
+        {
+            "format": "eraboost-model",
+            "version": 1,
+            "estimator": est,
+            "metadata": {"features": FEATURES, "target": "target", "era": "era"},
+        },
+        old,
+    )
+    line = _one_error_line(run(["predict", old, "test.parquet", "--out", "p.csv"], d))
+    assert "`eraboost convert OLD --out NEW`" in line
+    new = tmp_path / "new.skops"
+    res = run(["convert", old, "--out", new], d)
+    assert res.returncode == 0, res.stderr
+    res = run(["predict", new, "test.parquet", "--out", tmp_path / "p.csv"], d)
+    assert res.returncode == 0, res.stderr
+    got = [float(r["prediction"]) for r in _read_csv(tmp_path / "p.csv")]
+    np.testing.assert_array_equal(got, est.predict(Xt))
+    # converting a format 2 file: one line saying it is not of format 1
+    line = _one_error_line(run(["convert", new, "--out", tmp_path / "x.skops"], d))
+    assert "not a format 1 model file" in line

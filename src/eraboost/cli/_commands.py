@@ -1,4 +1,4 @@
-"""Command line of eraboost: ``eraboost train | predict | report | demo``.
+"""Command line of eraboost: ``eraboost train | predict | report | convert | demo``.
 
 Also ``python -m eraboost ...``. Run ``eraboost COMMAND --help`` for the
 options. Tables are parquet (read with pyarrow, only the needed columns,
@@ -667,6 +667,18 @@ def _summary_table(summaries, metric):
     return "\n".join(lines)
 
 
+def cmd_convert(args):
+    """``eraboost convert``: a model file of format 1 written again in format 2."""
+    from ..persistence import convert_model
+
+    _check_not_an_input([args.out], [("MODEL", args.model)])
+    _check_out_folder(args.out, "model")
+    convert_model(args.model, args.out)
+    if not args.quiet:
+        print(f"wrote {args.out} (model format 2)", file=sys.stderr)
+    return 0
+
+
 def cmd_demo(args):
     """``eraboost demo``: the split types side by side on synthetic eras."""
     from ..demo import run_demo
@@ -836,6 +848,18 @@ def build_parser():
     p.add_argument("--quiet", action="store_true", help="no message on stderr")
     p.set_defaults(func=cmd_report)
 
+    p = sub.add_parser(
+        "convert",
+        help="write a model file of format 1 (eraboost before format 2) in format 2",
+        description="Read a model file of model format 1 (a skops archive, "
+        "written by an eraboost before format 2; needs skops) and write it in "
+        "format 2, keeping only the fields format 2 declares.",
+    )
+    p.add_argument("model", metavar="MODEL", help="model file of format 1")
+    p.add_argument("--out", required=True, help="model file to write")
+    p.add_argument("--quiet", action="store_true", help="no message on stderr")
+    p.set_defaults(func=cmd_convert)
+
     p = sub.add_parser("demo", help=_DEMO_HELP, description=_DEMO_HELP + ".")
     p.add_argument("--n-eras", type=int, default=40, help="training eras (default: 40)")
     p.add_argument(
@@ -964,6 +988,7 @@ def _load_libraries(func):
         cmd_train: (*tables, "eraboost.persistence"),
         cmd_predict: (*tables, "eraboost.persistence"),
         cmd_report: (*tables, "eraboost.persistence", "eraboost.metrics"),
+        cmd_convert: ("eraboost.persistence",),
         cmd_demo: ("eraboost.demo",),
     }.get(func, ())
     for name in ("numpy", "eraboost.gradient_boosting", *modules):
