@@ -2,11 +2,13 @@
 
 Every file eraboost writes (models, prediction tables, report files) goes
 through :func:`atomic_write`: the data goes to a temporary file in the
-destination's folder, is flushed to disk (``fsync``) and renamed over the
-destination only once complete. A write that fails part-way (disk full, file
-size limit, an error of the writer, Ctrl-C) removes its own temporary file
-and leaves whatever was at the destination untouched, e.g. the previous good
-model.
+destination's folder (``NAME.tmp-XXXXXXXX``, visible beside it), is flushed
+to disk (``fsync``) and renamed over the destination only once complete. A
+write that fails part-way (disk full, file size limit, an error of the
+writer, Ctrl-C, SIGTERM) removes its own temporary file and leaves whatever
+was at the destination untouched, e.g. the previous good model. Only what no
+process can catch (SIGKILL, a power cut) can leave a ``NAME.tmp-XXXXXXXX``
+behind, which may be deleted.
 
 A destination that exists and is not a regular file (a device such as
 ``/dev/stdout``, a named pipe) is written in place: it is never replaced,
@@ -14,9 +16,35 @@ renamed or deleted, whatever happens.
 """
 
 import os
+import signal
 import stat
 import tempfile
+import threading
 from contextlib import contextmanager, suppress
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived while a temporary file was written."""
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated
+
+
+def _catch_sigterm():
+    """Make SIGTERM raise while a file is written (so that its temporary
+    file is removed); returns the handler to restore, or None when SIGTERM
+    is left alone (ignored, or not the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        previous = signal.getsignal(signal.SIGTERM)
+        if previous in (signal.SIG_IGN, None):
+            return None
+        signal.signal(signal.SIGTERM, _raise_terminated)
+    except (ValueError, OSError):
+        return None
+    return previous
 
 
 def _umask():
@@ -79,21 +107,39 @@ def atomic_write(path, mode="wb", **open_kwargs):
             yield f
         return
     folder = os.path.dirname(target)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder
-    )
-    try:
-        with os.fdopen(fd, mode, **open_kwargs) as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        permissions = (
-            stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(
+            f"cannot write {os.fspath(path)}: the folder {folder} does not exist"
         )
-        os.chmod(tmp, permissions)
-        os.replace(tmp, target)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
+    previous = _catch_sigterm()
+    try:
+        fd, tmp = tempfile.mkstemp(
+            prefix=f"{os.path.basename(target)}.tmp-", dir=folder
+        )
+        try:
+            with os.fdopen(fd, mode, **open_kwargs) as f:
+                yield f
+                f.flush()
+                os.fsync(f.fileno())
+            permissions = (
+                stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
+            )
+            os.chmod(tmp, permissions)
+            os.replace(tmp, target)
+        except BaseException:
+            with suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except _Terminated:
+        # the temporary file is gone: now terminate as SIGTERM would have
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+            previous = None
+        signal.raise_signal(signal.SIGTERM)
+        raise InterruptedError(
+            f"writing {os.fspath(path)} was stopped by SIGTERM"
+        ) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     _fsync_folder(folder)

@@ -416,3 +416,34 @@ def warn_single_era(options):
         UserWarning,
         stacklevel=4,  # warn_single_era < fit < scikit-learn's fit wrapper < caller
     )
+
+
+def warn_unsplittable_eras(options, era_counts, min_samples_leaf_per_era):
+    """Warn when no era has enough rows to be split (docs/criteria.md,
+    "Splittable eras"): the era-aware options then take no part.
+
+    Parameters
+    ----------
+    options : list of str
+        The era-aware options set (:func:`era_options_text`); none: no
+        warning.
+    era_counts : ndarray of shape (n_eras,)
+        Rows of each era.
+    min_samples_leaf_per_era : int or None
+    """
+    if not options or era_counts.size < 2:
+        return
+    need = 2 * max(1, min_samples_leaf_per_era or 0)
+    most = int(era_counts.max())
+    if most >= need:
+        return
+    warnings.warn(
+        f"every era has fewer than {need} rows (at most {most}; e.g. one row "
+        "per era): no era can be split in any node (docs/criteria.md, "
+        f"'Splittable eras'), so {', '.join(options)} have no era to work "
+        "with: split_type='era' and 'directional' grow no split (a constant "
+        "model). Give eras of several rows each (e.g. group dates into "
+        "weeks), or fit without eras.",
+        UserWarning,
+        stacklevel=5,  # < _check_fit_data or _fit < fit < the wrapper < caller
+    )

@@ -212,7 +212,8 @@ def check_tree(tree, name, n_features, n_categorical=None, n_bins_non_missing=No
         bad = cat_nodes[~((known >= 0) & (known <= _BITSET_BITS))]
         if bad.size:
             _fail(
-                f"{name}: categorical node {bad[0]} has {known[0]} known "
+                f"{name}: categorical node {bad[0]} has "
+                f"{nodes['threshold'][bad[0]]} known "
                 f"categories (at most {_BITSET_BITS})"
             )
         bad = cat_nodes[nodes["bitset_idx"][cat_nodes] >= n_bitsets]
@@ -380,7 +381,7 @@ def _check_booster(est, is_classifier):
         expected = HalfBinomialLoss if k == 1 else HalfMultinomialLoss
         if type(loss) is not expected:
             _fail(f"_loss is {type(loss).__name__}; expected {expected.__name__}")
-        _check_classes(est, (1, 2) if k == 1 else (k,))
+        _check_classes(est, (2,) if k == 1 else (k,))
     elif k != 1:
         _fail(f"a regressor grows one tree per iteration, not {k}")
     _fitted_array(est, "_baseline_prediction", np.float64, shape=(1, k), finite=True)

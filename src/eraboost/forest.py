@@ -50,6 +50,7 @@ from ._eras import (
     era_options_text,
     label_list,
     warn_single_era,
+    warn_unsplittable_eras,
 )
 from .inspection import feature_importances, split_frequency_importances
 
@@ -332,6 +333,8 @@ class _BaseInvariantForest(BaseEstimator):
         options = era_options_text(self)
         if options and self.n_eras_ < 2:
             warn_single_era(", ".join(options))
+        counts = np.bincount(codes, minlength=self.n_eras_)
+        warn_unsplittable_eras(options, counts, self.min_samples_leaf_per_era)
         X_binned = self._bin(X, sample_weight, rng, n_threads)
         engine = self._build_engine(
             X_binned,

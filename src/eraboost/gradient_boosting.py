@@ -57,6 +57,7 @@ from ._eras import (
     era_options_text,
     era_train_val_split,
     warn_single_era,
+    warn_unsplittable_eras,
 )
 from .callbacks import IterationInfo, check_callbacks
 from .inspection import feature_importances
@@ -665,6 +666,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         options = era_options_text(self)
         if options and self.n_eras_ < 2:
             warn_single_era(", ".join(options))
+        if encoded is not None:
+            counts = np.bincount(encoded.codes, minlength=encoded.n_eras)
+            warn_unsplittable_eras(options, counts, self.min_samples_leaf_per_era)
 
         validation_provided = X_val is not None or y_val is not None
         encoded_val = None

@@ -26,6 +26,7 @@ from eraboost import (
     HistGradientBoostingRegressor,
     cli,
     load_model,
+    save_model,
 )
 from eraboost.cli import INTERRUPTED
 from eraboost.demo import make_era_data
@@ -375,6 +376,23 @@ def bad_files(data):
         d,
     )
     assert res.returncode == 0, res.stderr
+    # metadata the command line cannot use (issue 55, item 6): each a
+    # one-line error, never a traceback
+    small = load_model(d / "small.skops")
+    for name, meta in {
+        "meta_int": {"features": 5},
+        "meta_nested": {"features": [FEATURES[:2], "feature_2"]},
+        "meta_one": {"features": ["feature_0"]},
+        "meta_cat": {"features": FEATURES, "categorical": 5},
+    }.items():
+        save_model(small, d / f"{name}.skops", metadata=meta)
+    labels = np.where(y > np.median(y), "up", "down")
+    classifier = HistGradientBoostingClassifier(max_iter=2).fit(X, labels)
+    save_model(
+        classifier,
+        d / "text_classes.skops",
+        metadata={"features": FEATURES, "target": "target", "era": "era"},
+    )
     return d
 
 
@@ -505,7 +523,33 @@ def bad_files(data):
         ),
         (
             ["predict", "keyless.skops", "test.parquet", "--out", "p.parquet"],
-            "the file lacks 'estimator', 'metadata'",
+            "a model file of format 1 (a skops archive written by an eraboost "
+            "before format 2)",
+        ),
+        (
+            ["predict", "meta_int.skops", "test.parquet", "--out", "p.parquet"],
+            "its metadata 'features' must be a list of distinct column names",
+        ),
+        (
+            ["predict", "meta_nested.skops", "test.parquet", "--out", "p.parquet"],
+            "its metadata 'features' must be a list of distinct column names",
+        ),
+        (
+            ["predict", "meta_one.skops", "test.parquet", "--out", "p.parquet"],
+            "its metadata lists 1 features; the model was fitted on 10",
+        ),
+        (
+            ["predict", "meta_cat.skops", "test.parquet", "--out", "p.parquet"],
+            "its metadata 'categorical' must be a list of some of its features",
+        ),
+        (
+            ["predict", "small.skops", "test.parquet", "--out", "absent/p.csv"],
+            "the folder does not exist: absent",
+        ),
+        (
+            ["report", "text_classes.skops", "test.parquet", "--out", "rep"],
+            "--metric pearson scores numbers, but model text_classes.skops is a "
+            "classifier of the classes 'down', 'up': use --metric accuracy",
         ),
         (
             ["predict", "small.skops", "test.parquet", "--out", "p.xyz"],
@@ -1375,3 +1419,33 @@ def test_load_libraries_imports_what_the_command_uses(command, modules):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_convert_a_model_file_of_format_1(data, tmp_path):
+    """A file of model format 1 (a skops archive, eraboost before issue 55)
+    is refused by predict, saying how to convert it; convert writes it in
+    format 2, which predicts as the original."""
+    d, (X, y, _), (Xt, _, _) = data
+    est = HistGradientBoostingRegressor(max_iter=3, random_state=0).fit(X, y)
+    old = tmp_path / "old.skops"
+    skops.io.dump(
+        {
+            "format": "eraboost-model",
+            "version": 1,
+            "estimator": est,
+            "metadata": {"features": FEATURES, "target": "target", "era": "era"},
+        },
+        old,
+    )
+    line = _one_error_line(run(["predict", old, "test.parquet", "--out", "p.csv"], d))
+    assert "`eraboost convert OLD --out NEW`" in line
+    new = tmp_path / "new.skops"
+    res = run(["convert", old, "--out", new], d)
+    assert res.returncode == 0, res.stderr
+    res = run(["predict", new, "test.parquet", "--out", tmp_path / "p.csv"], d)
+    assert res.returncode == 0, res.stderr
+    got = [float(r["prediction"]) for r in _read_csv(tmp_path / "p.csv")]
+    np.testing.assert_array_equal(got, est.predict(Xt))
+    # converting a format 2 file: one line saying it is not of format 1
+    line = _one_error_line(run(["convert", new, "--out", tmp_path / "x.skops"], d))
+    assert "not a format 1 model file" in line

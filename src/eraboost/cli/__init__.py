@@ -1,4 +1,4 @@
-"""The ``eraboost`` command: ``eraboost train | predict | report | demo``.
+"""The ``eraboost`` command: ``eraboost train | predict | report | convert | demo``.
 
 - ``_commands.py``: the parser and the commands (``main``);
 - ``_tables.py``: reading parquet and CSV tables, writing prediction tables;

@@ -1,4 +1,4 @@
-"""Command line of eraboost: ``eraboost train | predict | report | demo``.
+"""Command line of eraboost: ``eraboost train | predict | report | convert | demo``.
 
 Also ``python -m eraboost ...``. Run ``eraboost COMMAND --help`` for the
 options. Tables are parquet (read with pyarrow, only the needed columns,
@@ -97,20 +97,55 @@ def _shown(values, limit=5):
 
 # -- model files --------------------------------------------------------------
 def _load(path):
-    """The estimator of a model file and its metadata, with the feature list."""
+    """The estimator of a model file and its metadata, with the feature list.
+
+    The metadata the command line reads (``features``, ``categorical``,
+    ``target``, ``era``) is checked against the model: a problem is one
+    line, as every problem of a model file."""
     from ..persistence import load_model
 
     est, meta = load_model(path, return_metadata=True)
     meta = dict(meta)
+    names = getattr(est, "feature_names_in_", None)
     if not meta.get("features"):
-        names = getattr(est, "feature_names_in_", None)
         if names is None:
             raise CLIError(
                 f"model {path} has no feature list: fit it on a DataFrame, "
                 "or save it with save_model(..., metadata={'features': [...]})"
             )
         meta["features"] = [str(n) for n in names]
-    meta.setdefault("categorical", [])
+    features = meta["features"]
+    if not (
+        isinstance(features, list)
+        and all(isinstance(f, str) for f in features)
+        and len(set(features)) == len(features)
+    ):
+        raise CLIError(
+            f"model {path}: its metadata 'features' must be a list of distinct "
+            "column names"
+        )
+    if len(features) != est.n_features_in_:
+        raise CLIError(
+            f"model {path}: its metadata lists {len(features)} features; the "
+            f"model was fitted on {est.n_features_in_}"
+        )
+    if names is not None and [str(n) for n in names] != features:
+        raise CLIError(
+            f"model {path}: its metadata 'features' differ from the features "
+            "the model was fitted on (feature_names_in_)"
+        )
+    categorical = meta.setdefault("categorical", [])
+    if not (
+        isinstance(categorical, list)
+        and all(isinstance(c, str) and c in features for c in categorical)
+    ):
+        raise CLIError(
+            f"model {path}: its metadata 'categorical' must be a list of some "
+            "of its features"
+        )
+    for key in ("target", "era"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            raise CLIError(f"model {path}: its metadata {key!r} must be a column name")
     return est, meta
 
 
@@ -351,6 +386,15 @@ def _check_not_an_input(outputs, inputs):
                 )
 
 
+def _check_out_folder(out, what):
+    """The folder of an output file exists (checked before any work)."""
+    folder = os.path.dirname(os.fspath(out)) or "."
+    if not os.path.isdir(folder):
+        raise CLIError(
+            f"cannot write the {what} to {out}: the folder does not exist: {folder}"
+        )
+
+
 def _check_roles(args):
     if args.target == args.era:
         raise CLIError(
@@ -366,6 +410,7 @@ def cmd_train(args):
     from ._tables import Table
 
     _check_roles(args)
+    _check_out_folder(args.out, "model")
     _check_not_an_input(
         [args.out],
         [("DATA", args.data), ("--validation-data", args.validation_data)],
@@ -461,6 +506,7 @@ def cmd_predict(args):
 
     _check_not_an_input([args.out], [("MODEL", args.model), ("DATA", args.data)])
     check_output_format(args.out)
+    _check_out_folder(args.out, "predictions")
     est, meta = _load(args.model)
     if args.proba and not hasattr(est, "predict_proba"):
         raise CLIError(
@@ -518,6 +564,32 @@ def _scores_for(est, X, metric):
     return np.asarray(make_era_scorer(metric).response(est, X))
 
 
+#: The metrics of ``report`` that score numbers (not class labels).
+_NUMERIC_METRICS = ("pearson", "spearman", "numerai_corr", "mse")
+
+
+def _check_metric_fits(args, loaded, y, target):
+    """A metric that scores numbers needs a numeric target, and numeric
+    predictions: a classifier of text classes cannot give them."""
+    if args.metric not in _NUMERIC_METRICS:
+        return
+    if y.dtype.kind not in "biuf":
+        held = "text" if y.dtype.kind in "OU" else y.dtype
+        raise CLIError(
+            f"--metric {args.metric} scores numbers, but the target column "
+            f"{target!r} holds {held}: use "
+            "--metric accuracy (or roc_auc for two classes)"
+        )
+    for path, (est, _) in zip(args.models, loaded):
+        classes = getattr(est, "classes_", None)
+        if classes is not None and classes.dtype.kind not in "biuf":
+            raise CLIError(
+                f"--metric {args.metric} scores numbers, but model {path} is a "
+                f"classifier of the classes {_shown(classes.tolist(), 3)}: use "
+                "--metric accuracy (or roc_auc for two classes)"
+            )
+
+
 def cmd_report(args):
     """``eraboost report``: per-era scores, summary and plots of models."""
     from ._tables import Table
@@ -544,6 +616,7 @@ def cmd_report(args):
         X, cols, nulls = _drop_missing_target(X, cols, nulls, target, args.data, note)
     _check_target(cols[target], nulls[target], target, args.data)
     _check_eras(cols[era], nulls[era], era, args.data)
+    _check_metric_fits(args, loaded, cols[target], target)
     index = {f: j for j, f in enumerate(features)}
     predictions = {}
     for name, (est, meta) in zip(_model_names(args.models), loaded):
@@ -588,6 +661,18 @@ def _summary_table(summaries, metric):
             f"{s['n_eras']:>5}"
         )
     return "\n".join(lines)
+
+
+def cmd_convert(args):
+    """``eraboost convert``: a model file of format 1 written again in format 2."""
+    from ..persistence import convert_model
+
+    _check_not_an_input([args.out], [("MODEL", args.model)])
+    _check_out_folder(args.out, "model")
+    convert_model(args.model, args.out)
+    if not args.quiet:
+        print(f"wrote {args.out} (model format 2)", file=sys.stderr)
+    return 0
 
 
 def cmd_demo(args):
@@ -759,6 +844,18 @@ def build_parser():
     p.add_argument("--quiet", action="store_true", help="no message on stderr")
     p.set_defaults(func=cmd_report)
 
+    p = sub.add_parser(
+        "convert",
+        help="write a model file of format 1 (eraboost before format 2) in format 2",
+        description="Read a model file of model format 1 (a skops archive, "
+        "written by an eraboost before format 2; needs skops) and write it in "
+        "format 2, keeping only the fields format 2 declares.",
+    )
+    p.add_argument("model", metavar="MODEL", help="model file of format 1")
+    p.add_argument("--out", required=True, help="model file to write")
+    p.add_argument("--quiet", action="store_true", help="no message on stderr")
+    p.set_defaults(func=cmd_convert)
+
     p = sub.add_parser("demo", help=_DEMO_HELP, description=_DEMO_HELP + ".")
     p.add_argument("--n-eras", type=int, default=40, help="training eras (default: 40)")
     p.add_argument(
@@ -887,6 +984,7 @@ def _load_libraries(func):
         cmd_train: (*tables, "eraboost.persistence"),
         cmd_predict: (*tables, "eraboost.persistence"),
         cmd_report: (*tables, "eraboost.persistence", "eraboost.metrics"),
+        cmd_convert: ("eraboost.persistence",),
         cmd_demo: ("eraboost.demo",),
     }.get(func, ())
     for name in ("numpy", "eraboost.gradient_boosting", *modules):

@@ -1,0 +1,384 @@
+"""Model files crafted by an attacker: each with a valid checksum (issue 55).
+
+Whoever edits a model file can write a new checksum: these files are what
+such a person can make. Every one is refused by ``load_model`` with a
+one-line ``ModelFileError``, or loads into a model whose outputs are sound
+(finite, of the right shape) though chosen by the attacker. The first part
+crafts each case of issue 55 by hand; the last runs seeded campaigns of
+model_mutations.py over the fields, the arrays and the bytes of the files.
+"""
+
+import io
+import json
+import os
+import pickle
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from model_mutations import npy_bytes, read_model_file, write_model_file
+from test_persistence import MODEL
+
+from eraboost import ModelFileError, load_model, save_model
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """name -> (model.json, members) of each model saved by save_model."""
+    folder = tmp_path_factory.mktemp("saved")
+    out = {}
+    for name, (est, _) in MODEL.items():
+        path = folder / f"{name}.skops"
+        save_model(est, path, metadata={"features": ["a"]})
+        doc, members, _ = read_model_file(path)
+        out[name] = (doc, members)
+    return out
+
+
+def _crafted(saved, name, edit, path):
+    """Write model ``name`` edited by ``edit(doc, members)``, with a valid
+    checksum."""
+    doc, members = saved[name]
+    doc, members = json.loads(json.dumps(doc)), dict(members)
+    edit(doc, members)
+    write_model_file(path, doc, members)
+    return path
+
+
+def _refused(path, message):
+    with pytest.raises(ModelFileError, match=message) as e:
+        load_model(path)
+    text = str(e.value)
+    assert text.startswith(f"cannot read model {path}: ") and "\n" not in text
+    return text
+
+
+def _set(part, key, value):
+    def edit(doc, members):
+        doc[part][key] = value
+
+    return edit
+
+
+def _drop(part, key):
+    def edit(doc, members):
+        del doc[part][key]
+
+    return edit
+
+
+def _array(name, transform, shape=None):
+    """Replace the array member ``name`` (and its declared shape)."""
+
+    def edit(doc, members):
+        array = np.load(io.BytesIO(members[f"{name}.npy"]), allow_pickle=False)
+        array = transform(array.copy())
+        members[f"{name}.npy"] = npy_bytes(array)
+        doc["arrays"][name]["shape"] = list(array.shape if shape is None else shape)
+
+    return edit
+
+
+def _nodes(field, value, node=slice(None)):
+    def transform(nodes):
+        nodes[field][node] = value
+        return nodes
+
+    return _array("tree_nodes", transform)
+
+
+def _pickled_baseline(doc, members):
+    # a pickle inside a .npy of objects: never unpickled
+    out = io.BytesIO()
+    np.save(out, np.array([[print]], dtype=object), allow_pickle=True)
+    members["baseline.npy"] = out.getvalue()
+
+
+def _both(*edits):
+    def edit(doc, members):
+        for e in edits:
+            e(doc, members)
+
+    return edit
+
+
+CASES = [
+    # (issue item, model, edit, message)
+    # 1 and 2: attributes outside the schema, whatever they would do
+    ("1 _in_fit", "binary", _set("fitted", "_in_fit", True), "undeclared fields"),
+    ("1 _in_fit param", "binary", _set("params", "_in_fit", True), "undeclared"),
+    ("2 predict", "regressor", _set("fitted", "predict", "negative"), "undeclared"),
+    ("2 _raw_predict", "regressor", _set("fitted", "_raw_predict", 1), "undeclared"),
+    (
+        "2 a property",
+        "regressor",
+        _set("fitted", "feature_importances_", [1.0] * 5),
+        "undeclared fields \\('feature_importances_'\\)",
+    ),
+    ("3 _loss", "binary", _set("fitted", "_loss", "identity"), "undeclared"),
+    (
+        "3 loss object",
+        "regressor",
+        _set("params", "loss", {"loss": "x"}),
+        "unknown kind",
+    ),
+    ("3 loss name", "regressor", _set("params", "loss", "binomial"), "invalid param"),
+    (
+        "3 leaf_proba_ 3",
+        "robust-tree",
+        _array("leaf_proba", lambda p: p * 0 + 3.0),
+        "leaf_proba_ must hold class shares",
+    ),
+    # 4: the encoder is rebuilt from its categories, never read
+    ("4 _preprocessor", "categorical", _set("fitted", "_preprocessor", {}), "undecl"),
+    (
+        "4 categories out of order",
+        "categorical",
+        lambda doc, m: doc["fitted"]["categories"][0]["values"].reverse(),
+        "not sorted and distinct",
+    ),
+    (
+        "4 categories repeated",
+        "categorical",
+        lambda doc, m: doc["fitted"]["categories"][0]["values"].insert(0, "a"),
+        "not sorted and distinct",
+    ),
+    (
+        "4 categories of objects",
+        "categorical",
+        lambda doc, m: doc["fitted"]["categories"][0]["values"].insert(0, 3),
+        "other than text",
+    ),
+    # 5: finite leaves whose sum is not
+    (
+        "5 leaves summing to inf",
+        "regressor",
+        _nodes("value", 1e308),
+        "can sum to a non-finite prediction",
+    ),
+    (
+        "5 leaves summing to inf in a classifier",
+        "binary",
+        _nodes("value", -1e308),
+        "can sum to a non-finite prediction",
+    ),
+    (
+        "5 a log link overflowing",
+        "regressor",
+        _both(_set("params", "loss", "poisson"), _nodes("value", 100.0)),
+        r"whose exp\(\) \(the loss's log link\) is infinite",
+    ),
+    # 6: classes and metadata
+    (
+        "6 one class",
+        "binary",
+        lambda doc, m: doc["fitted"]["classes_"]["values"].pop(),
+        "classes_ has 1 class",
+    ),
+    (
+        "6 classes out of order",
+        "multiclass",
+        lambda doc, m: doc["fitted"]["classes_"]["values"].reverse(),
+        "classes_ must be sorted and distinct",
+    ),
+    ("6 free metadata loads", "regressor", _set("metadata", "x", None), None),
+    # 8: warm-start state
+    ("8 no fit_signature", "regressor", _drop("fitted", "fit_signature"), "lacks"),
+    (
+        "8 negative seed",
+        "regressor",
+        _set("fitted", "random_seed", -5),
+        r"random_seed must be an integer in \[0, 4294967295\], not -5",
+    ),
+    (
+        "8 generator state",
+        "regressor",
+        _set("fitted", "tree_sample_rng", {"state": 1}),
+        "tree_sample_rng lacks the field inc",
+    ),
+    # 10: no tree larger than fit grows, no more trees than max_iter
+    (
+        "10 more iterations than max_iter",
+        "regressor",
+        _set("params", "max_iter", 3),
+        r"n_iter must be an integer in \[1, 3\], not 15",
+    ),
+    (
+        "10 a tree array beyond the bound",
+        "regressor",
+        _array("tree_nodes", lambda n: np.concatenate([n] * 40)),
+        "the model's parameters allow at most",
+    ),
+    # 11: messages
+    ("11 format 0", "regressor", lambda d, m: d.update(version=0), "not a version"),
+    ("11 format None", "regressor", lambda d, m: d.update(version=None), "not a ver"),
+    (
+        "11 metadata not a dict",
+        "regressor",
+        lambda d, m: d.update(metadata=[1]),
+        "its metadata must be a JSON object",
+    ),
+    # the file itself
+    (
+        "an estimator outside the five",
+        "regressor",
+        lambda d, m: d.update(estimator="os.system"),
+        "is not one that eraboost saves",
+    ),
+    (
+        "an undeclared member",
+        "regressor",
+        lambda d, m: m.update({"payload.pkl": pickle.dumps(1)}),
+        "undeclared members \\('payload.pkl'\\)",
+    ),
+    (
+        "an object array",
+        "regressor",
+        _pickled_baseline,
+        "the member baseline.npy is",
+    ),
+    (
+        "a dtype other than declared",
+        "regressor",
+        lambda d, m: d["arrays"]["baseline"].update(dtype="<f4"),
+        "the array baseline has dtype <f4; expected float64",
+    ),
+    (
+        "bitsets of 4 words",
+        "categorical",
+        _array("tree_raw_bitsets", lambda b: b[:, :4].copy()),
+        "tree_raw_bitsets has shape",
+    ),
+    ("a parameter out of range", "regressor", _set("params", "max_bins", 300), "max_b"),
+    ("an unknown parameter", "regressor", _set("params", "n_jobs", 6), "undeclared"),
+    (
+        "a callable parameter",
+        "regressor",
+        _set("params", "scoring", {"callable": "os.system"}),
+        "unknown kind",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "name, edit, message", [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_crafted_files_are_refused_in_one_line(saved, name, edit, message, tmp_path):
+    path = _crafted(saved, name, edit, tmp_path / "crafted.skops")
+    if message is None:  # free metadata: loads, and the model is the same
+        est, Xp = MODEL[name]
+        np.testing.assert_array_equal(load_model(path).predict(Xp), est.predict(Xp))
+        return
+    _refused(path, message)
+
+
+def test_a_decompression_bomb_is_refused_before_it_is_read(saved, tmp_path):
+    # a member of 64 MB of zeros (a few hundred kB in the zip) where the
+    # declared shape makes a few bytes: refused from the zip's directory
+    doc, members = saved["regressor"]
+    members = dict(members, **{"baseline.npy": bytes(64 * 2**20)})
+    path = tmp_path / "bomb.skops"
+    write_model_file(path, doc, members)
+    assert path.stat().st_size < 2**20
+    tic = time.perf_counter()
+    _refused(path, r"the member baseline.npy is 67,?108,?864 bytes; its declared")
+    assert time.perf_counter() - tic < 5
+
+
+def test_a_padded_model_json_is_refused_before_it_is_read(saved, tmp_path):
+    doc, members = saved["regressor"]
+    doc = dict(doc, padding=" " * (64 * 2**20))
+    path = tmp_path / "padded.skops"
+    write_model_file(path, doc, members)
+    _refused(path, r"its model.json is 67,1\d\d,\d{3} bytes; at most 67,108,864")
+
+
+def test_a_member_named_twice_is_refused(saved, tmp_path):
+    doc, members = saved["regressor"]
+    path = tmp_path / "twice.skops"
+    write_model_file(path, doc, members)
+    with (
+        zipfile.ZipFile(path, "a") as archive,
+        pytest.warns(UserWarning, match="Duplicate name"),
+    ):
+        archive.writestr("baseline.npy", members["baseline.npy"])
+    _refused(path, "appears twice")
+
+
+def test_a_classifier_loss_comes_from_its_classes(saved, tmp_path):
+    # issue 55, item 3: no file can give a classifier another link
+    _, Xp = MODEL["binary"]
+    path = _crafted(saved, "binary", lambda d, m: None, tmp_path / "c.skops")
+    proba = load_model(path).predict_proba(Xp)
+    assert ((proba >= 0) & (proba <= 1)).all()
+    assert type(load_model(path)._loss).__name__ == "HalfBinomialLoss"
+
+
+def test_predict_checks_its_input_after_any_load(saved, tmp_path):
+    # issue 55, item 1: the input checks cannot be switched off from a file
+    path = _crafted(saved, "binary", lambda d, m: None, tmp_path / "c.skops")
+    with pytest.raises(ValueError, match="features"):
+        load_model(path).predict(np.zeros((3, 1), dtype=np.uint8))
+
+
+def _campaign(tmp_path, mode, n, names):
+    args = []
+    for name in names:
+        est, Xp = MODEL[name]
+        save_model(est, tmp_path / f"{name}.skops")
+        with open(tmp_path / f"{name}.pkl", "wb") as f:
+            pickle.dump(Xp[:40], f)
+        args += [str(tmp_path / f"{name}.skops"), str(tmp_path / f"{name}.pkl")]
+    script = Path(__file__).with_name("model_mutations.py")
+    run = subprocess.run(
+        [sys.executable, str(script), mode, str(n), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout.splitlines()[-1])
+    assert report["failures"] == [], "\n".join(report["failures"][:10])
+    return report["counts"]
+
+
+def test_every_field_set_to_odd_values_is_refused_or_sound(tmp_path):
+    # the attacker's view, field by field: every parameter and fitted field
+    # of model.json set to None, -1, 2**40, NaN, "x" or {}, or removed, and
+    # undeclared fields added, with a valid checksum
+    counts = _campaign(
+        tmp_path, "sweep", 0, ["categorical", "binary", "forest-regressor"]
+    )
+    assert counts.get("edit refused", 0) > 400
+    assert set(counts) <= {"edit refused", "edit same", "edit changed"}, counts
+
+
+def test_a_seeded_campaign_of_edits_with_valid_checksums(tmp_path):
+    # seeded random edits of model.json and of the arrays' values (node
+    # fields, child indices, thresholds...), a new checksum each time
+    counts = _campaign(
+        tmp_path, "1", 80, ["regressor", "binary", "forest-regressor", "robust-tree"]
+    )
+    assert sum(counts.values()) == 320
+    assert sum(v for k, v in counts.items() if k.endswith("refused")) > 100
+
+
+def test_a_bomb_within_declared_bounds_is_refused_by_its_ratio(saved, tmp_path):
+    # parameters declaring a huge model (2**30 training rows, no limit on
+    # leaves) let a tree array of 400,000 nodes through the shape bounds:
+    # its 21 MB of zeros, which no fitted model holds, compress too well
+    doc, members = saved["regressor"]
+    doc = json.loads(json.dumps(doc))
+    doc["params"]["max_leaf_nodes"] = None
+    doc["fitted"]["fit_signature"][0] = 2**30
+    nodes = np.load(io.BytesIO(members["tree_nodes.npy"]), allow_pickle=False)
+    zeros = np.zeros(400_000, dtype=nodes.dtype)
+    doc["arrays"]["tree_nodes"]["shape"] = [400_000]
+    path = tmp_path / "bomb.skops"
+    write_model_file(path, doc, dict(members, **{"tree_nodes.npy": npy_bytes(zeros)}))
+    _refused(path, r"tree_nodes.npy compresses 20,800,\d+ bytes into .*more than 100")
