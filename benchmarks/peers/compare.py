@@ -41,6 +41,10 @@ Cases (``--cases``, comma-separated; default all but ``numerai``):
 
 * ``int8``: 1,000,000 x 100 int8 features with values 0..4, eras in
   {1, 16, 256, 1024}, 100 trees of 31 leaves.
+* ``int8-frame``: 1,000,000 x 100 int8 features with values 0..4 stored
+  by columns (drawn feature by feature), 100 trees of 31 leaves, given to
+  every library as a pandas DataFrame of int8 columns (one block over the
+  matrix, no copy), as a parquet file loads; eras in {1, 256}.
 * ``float``: 1,000,000 x 50 float64 features, no eras, 100 trees.
 * ``int8-small``: 200,000 x 50 int8 features with values 0..4, eras in
   {256, 1024}, 50 trees of 32 leaves.
@@ -105,6 +109,11 @@ from _data import make_data
 n_eras = spec["n_eras"]
 X, y, eras = make_data(spec["kind"], spec["n"], spec["p"], n_eras,
                        order=spec.get("order", "C"), cache=spec.get("data_cache"))
+if spec.get("frame") == "pandas":
+    # a frame of one int8 block over the matrix stored by columns, as a
+    # parquet file loads: each library is fitted from the frame itself
+    import pandas as pd
+    X = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])], copy=False)
 lib, extra = spec["lib"], spec["extra"]
 lr, depth = spec.get("lr", 0.1), spec.get("max_depth")
 colsample = spec.get("colsample", 1.0)
@@ -173,6 +182,17 @@ FULL = {
         "iters": 100,
         "leaves": 31,
         "eras": [1, 16, 256, 1024],
+    },
+    # the int8 case's matrix stored by columns, given as a pandas DataFrame
+    "int8-frame": {
+        "n": 1_000_000,
+        "p": 100,
+        "kind": "int5",
+        "order": "F",
+        "frame": "pandas",
+        "iters": 100,
+        "leaves": 31,
+        "eras": [1, 256],
     },
     "float": {
         "n": 1_000_000,
@@ -259,6 +279,7 @@ FULL = {
 }
 QUICK = {
     "int8": {"n": 100_000, "iters": 20},
+    "int8-frame": {"n": 100_000, "iters": 20},
     "float": {"n": 100_000, "iters": 20},
     "int8-small": {"n": 50_000, "iters": 10},
     "float-eras": {"n": 50_000, "iters": 10},
@@ -474,6 +495,7 @@ def table(records, quick):
                 ("lr", "learning rate"),
                 ("colsample", "colsample_bytree"),
                 ("order", "stored in order"),
+                ("frame", "given as a DataFrame of"),
                 ("era_params", "era criteria with"),
                 ("threads", "threads"),
                 ("wait_policy", "OMP_WAIT_POLICY"),

@@ -47,7 +47,7 @@ from ._engine._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
 from ._engine._openmp import effective_n_threads
 from ._engine._partition import copy_rows
 from ._engine._predictor import add_leaf_values
-from ._engine.binning import INT_DTYPES, BinMapper
+from ._engine.binning import INT_DTYPES, BinMapper, small_int_table_matrix
 from ._engine.engine import EngineSettings, build_engine
 from ._engine.grower import TreeGrower
 from ._eras import (
@@ -342,13 +342,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         """
         if not reset:
             if getattr(self, "_preprocessor", None) is None:
-                return validate_data(
-                    self,
-                    X,
-                    dtype=[np.float64, *INT_DTYPES],
-                    ensure_all_finite=False,
-                    reset=False,
-                )
+                return self._check_matrix(X, reset=False)
             X = self._preprocessor.transform(X)
             if X.ndim != 2 or X.shape[1] != self.n_features_in_:
                 # the trees index n_features_in_ columns
@@ -361,13 +355,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self._preprocessor = None
         self._n_categories = np.zeros(0, dtype=np.int64)
         if self.is_categorical_ is None:
-            return validate_data(
-                self,
-                X,
-                dtype=[np.float64, *INT_DTYPES],
-                ensure_all_finite=False,
-                reset=True,
-            )
+            return self._check_matrix(X, reset=True)
         self._preprocessor = make_encoder(self.is_categorical_)
         X = self._preprocessor.fit_transform(X)
         self._n_categories = category_counts(
@@ -379,6 +367,22 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         return X
+
+    def _check_matrix(self, X, reset):
+        """X without categorical features as a float64 or small integer
+        matrix; a polars or pyarrow table of small integers keeps its type
+        (``small_int_table_matrix``), its column names checked as given."""
+        matrix = small_int_table_matrix(X)
+        if matrix is None:
+            return validate_data(
+                self,
+                X,
+                dtype=[np.float64, *INT_DTYPES],
+                ensure_all_finite=False,
+                reset=reset,
+            )
+        validate_data(self, X, skip_check_array=True, reset=reset)
+        return check_array(matrix, dtype=None, ensure_all_finite=False)
 
     def _check_y(self, y, name="y"):
         if y is None:
@@ -517,6 +521,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 np.arange(X_binned.shape[1]) < self._n_categories.size
             ).astype(np.uint8),
             n_threads=n_threads,
+            by_columns=self._bin_mapper.bins_by_columns(data.X, X_binned),
         )
         state = self._init_boosting_state(warm, data, X_binned, X_binned_val, n_threads)
         sampler = TreeSampler(
@@ -815,7 +820,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self._bin_mapper.fit(data.X, data.sample_weight)
         # stored by rows when each tree grows on every feature and the
         # features have few bins: a node's gathered rows then cost one or
-        # two cache lines each in the histograms, not one per feature
+        # two cache lines each in the histograms, not one per feature (an
+        # int8 matrix by columns that is its own bins, as a pandas frame
+        # gives it, then serves the partition as is: build_engine)
         by_rows = self.colsample_bytree == 1 and self._bin_mapper.rows_layout_pays(
             data.X
         )

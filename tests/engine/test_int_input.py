@@ -289,7 +289,7 @@ def test_memory_guard_raises_before_allocating(monkeypatch):
 
 def test_few_bins_are_stored_by_rows():
     """``rows_layout_pays``: features of at most ``ROWS_MAX_BINS`` bins
-    (the missing-value bin included) that are not their own binned matrix;
+    (the missing-value bin included), their own binned matrix included;
     ``transform(by_rows=True)`` then gives the same bins in C order."""
     rng = np.random.RandomState(0)
     X = rng.randint(-2, 3, size=(3000, 5)).astype(np.int8)
@@ -309,9 +309,21 @@ def test_few_bins_are_stored_by_rows():
     assert not BinMapper().fit(Xw).rows_layout_pays(Xw)
     Xw[:, 2] = rng.randint(0, binning.ROWS_MAX_BINS - 1, size=3000)
     assert BinMapper().fit(Xw).rows_layout_pays(Xw)
-    # its own binned matrix (Fortran-ordered, values 0 .. k-1): no copy
+    # its own binned matrix (Fortran-ordered, values 0 .. k-1): by rows
+    # too, a copy in C order, the matrix itself by columns (no copy)
     Xf = np.asfortranarray(X - X.min())
-    assert not BinMapper().fit(Xf).rows_layout_pays(Xf)
+    bmf = BinMapper().fit(Xf)
+    assert bmf.rows_layout_pays(Xf)
+    rows_f = bmf.transform(Xf, by_rows=True)
+    assert rows_f.flags.c_contiguous and not np.shares_memory(rows_f, Xf)
+    np.testing.assert_array_equal(rows_f, Xf)
+    assert np.shares_memory(bmf.transform(Xf), Xf)
+    cols_f = bmf.bins_by_columns(Xf, rows_f)
+    assert cols_f.dtype == np.uint8 and np.shares_memory(cols_f, Xf)
+    # nothing to spare otherwise: not its own bins, or C-ordered
+    assert bm.bins_by_columns(np.asfortranarray(X), by_rows) is None
+    Xc = np.ascontiguousarray(Xf)
+    assert bmf.bins_by_columns(Xc, bmf.transform(Xc, by_rows=True)) is None
     # floats of few distinct values too
     Xd = np.round(rng.normal(size=(3000, 4)))
     Xd[::5, 1] = np.nan
@@ -469,11 +481,22 @@ def test_the_partition_reads_a_copy_by_columns(split_type, n_eras, monkeypatch):
         else:
             assert X_columns is X_binned
     np.testing.assert_array_equal(preds[0], preds[1])
-    # stored by columns already: no copy
+    # stored by columns already, as its own bins (values 0 .. 4 in Fortran
+    # order, as a pandas frame of int8 columns gives them): histograms by
+    # rows from a copy in C order, the partition reads the input itself
     seen.clear()
-    HistGradientBoostingRegressor(**params).fit(np.asfortranarray(X), y, eras=fit_eras)
+    Xf = np.asfortranarray(X)
+    pred_f = HistGradientBoostingRegressor(**params).fit(Xf, y, eras=fit_eras)
     X_binned, X_columns, _ = seen[0]
-    assert X_columns is X_binned
+    assert X_binned.flags.c_contiguous and not np.shares_memory(X_binned, Xf)
+    assert X_columns.dtype == np.uint8 and np.shares_memory(X_columns, Xf)
+    np.testing.assert_array_equal(pred_f.predict(X), preds[0])
+    # stored by columns, not its own bins (values -2 .. 2): never read as is
+    seen.clear()
+    Xs = np.asfortranarray(X - 2)
+    HistGradientBoostingRegressor(**params).fit(Xs, y, eras=fit_eras)
+    X_binned, X_columns, _ = seen[0]
+    assert not np.shares_memory(X_columns, Xs)
 
 
 def test_a_grower_refuses_columns_of_another_shape():

@@ -69,6 +69,53 @@ def is_small_int(X):
     return getattr(X, "dtype", None) in INT_DTYPES
 
 
+# column types of polars and pyarrow tables read as one of INT_DTYPES
+_TABLE_INT_TYPES = {
+    "int8": np.int8,
+    "uint8": np.uint8,
+    "int16": np.int16,
+    "uint16": np.uint16,
+}
+
+
+def small_int_table_matrix(X):
+    """A polars DataFrame or pyarrow Table (or RecordBatch) of small
+    integer columns as a Fortran-ordered matrix of their dtype; None for
+    any other input.
+
+    scikit-learn's checks turn such tables into float64 (8 bytes a value);
+    their columns are copied here one by one into a matrix of their own
+    integer type instead, which is binned without a float copy. Only
+    tables without nulls whose column types (:data:`INT_DTYPES`) have a
+    common type among them qualify.
+    """
+    module = type(X).__module__.split(".")[0]
+    if module == "polars":
+        columns = X.get_columns()
+        names = [str(c.dtype).lower() for c in columns]
+        nulls = sum(c.null_count() for c in columns)
+    elif module == "pyarrow" and hasattr(X, "columns") and hasattr(X, "schema"):
+        columns = X.columns
+        names = [str(t) for t in X.schema.types]
+        nulls = sum(c.null_count for c in columns)
+    else:
+        return None
+    if not columns or nulls or any(n not in _TABLE_INT_TYPES for n in names):
+        return None
+    dtype = np.result_type(*(_TABLE_INT_TYPES[n] for n in names))
+    if dtype not in INT_DTYPES:
+        return None
+    out = np.empty((len(columns[0]), len(columns)), dtype=dtype, order="F")
+    for j, col in enumerate(columns):
+        start = 0
+        # a pyarrow Table's columns come in chunks, a RecordBatch's do not
+        for chunk in getattr(col, "chunks", [col]) if module == "pyarrow" else [col]:
+            values = chunk.to_numpy()
+            out[start : start + len(values), j] = values
+            start += len(values)
+    return out
+
+
 def find_binning_thresholds(col, max_bins, sample_weight=None, weighted=None):
     """Increasing thresholds of one feature; NaN values are ignored.
 
@@ -368,13 +415,13 @@ class BinMapper:
 
         Integer input fitted as integer goes through the lookup tables (no
         float copy); when it already is its own binned matrix (see
-        :meth:`is_identity`) it is returned as is, viewed as uint8, in
-        Fortran order whatever ``by_rows``.
+        :meth:`is_identity`) and ``by_rows`` is False, it is returned as is,
+        viewed as uint8.
         """
         n_threads = self.n_threads or effective_n_threads()
         order = "C" if by_rows else "F"
         if self.is_integer_ and is_small_int(X):
-            if self.is_identity(X):
+            if not by_rows and self.is_identity(X):
                 return X.view(np.uint8)
             out = np.empty(X.shape, dtype=np.uint8, order=order)
             map_int_to_bins(
@@ -411,15 +458,34 @@ class BinMapper:
         The histograms of a node's gathered rows then read one or two cache
         lines a row instead of one a feature (``_histogram.pyx``). True when
         ``X`` has several features, each of at most ``ROWS_MAX_BINS`` bins
-        (the missing-value bin included), and is not its own binned matrix
-        (:meth:`is_identity`, which needs no copy at all).
+        (the missing-value bin included). ``X`` stored by columns as its own
+        binned matrix (:meth:`is_identity`, what a pandas frame of int8
+        columns gives) is no exception: it serves as the copy by columns the
+        partition reads (:meth:`bins_by_columns`).
         """
         return bool(
             X.ndim == 2
             and X.shape[1] > 1
             and np.all(self.n_bins_non_missing_ + 1 <= ROWS_MAX_BINS)
-            and not self.is_identity(X)
         )
+
+    def bins_by_columns(self, X, X_binned):
+        """``X`` itself, viewed as uint8, when it holds the bins of
+        ``X_binned`` (stored by rows) stored by columns; else None.
+
+        The partition of the nodes' rows reads the bins by columns
+        (``engine.columns_for_partition``): a matrix that is its own binned
+        matrix in Fortran order (:meth:`is_identity`) spares that copy.
+        """
+        if (
+            X_binned.flags.c_contiguous
+            and X_binned.ndim == 2
+            and X_binned.shape[1] > 1
+            and X.shape == X_binned.shape
+            and self.is_identity(X)
+        ):
+            return X.view(np.uint8)
+        return None
 
     def is_identity(self, X):
         """Whether the integer matrix ``X`` is its own binned matrix.

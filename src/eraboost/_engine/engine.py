@@ -125,7 +125,7 @@ class Engine:
     n_threads: int
 
 
-def columns_for_partition(X_binned, n_threads, budget=None):
+def columns_for_partition(X_binned, n_threads, budget=None, by_columns=None):
     """The binned rows as the partition of a node's rows reads them: by
     columns.
 
@@ -136,7 +136,9 @@ def columns_for_partition(X_binned, n_threads, budget=None):
     of several features gets a copy stored by columns, when the copy takes
     at most an eighth of the memory budget (``_memory.column_copy_fits``);
     otherwise, or when ``X_binned`` is not stored by rows, ``X_binned``
-    itself. The partition is the same from either.
+    itself. The partition is the same from either. ``by_columns``, the
+    same bins already stored by columns (the user's matrix, when it is its
+    own binned matrix: ``BinMapper.bins_by_columns``), spares the copy.
 
     Parameters
     ----------
@@ -144,11 +146,15 @@ def columns_for_partition(X_binned, n_threads, budget=None):
     n_threads : int
     budget : float or None, default=None
         Bytes of memory to take a share of (``_memory.memory_budget``).
+    by_columns : ndarray of uint8 or None, default=None
+        ``X_binned`` stored by columns (Fortran order), when at hand.
 
     Returns
     -------
     X_columns : ndarray of uint8, shape (n_samples, n_features)
     """
+    if by_columns is not None and by_columns.shape == X_binned.shape:
+        return by_columns
     if (
         X_binned.ndim == 2
         and X_binned.shape[1] > 1
@@ -170,6 +176,7 @@ def build_engine(
     monotonic_cst=None,
     is_categorical=None,
     n_threads=1,
+    by_columns=None,
 ):
     """Assemble the histogram builder (and its pool) and the splitter of a
     fit.
@@ -190,6 +197,9 @@ def build_engine(
     monotonic_cst : ndarray of int8 or None
     is_categorical : ndarray of uint8 or None
     n_threads : int
+    by_columns : ndarray of uint8 or None, default=None
+        ``X_binned`` stored by columns, when at hand
+        (:func:`columns_for_partition`).
 
     Returns
     -------
@@ -272,7 +282,7 @@ def build_engine(
         root_rows_are_identity=identity,
         has_missing=has_missing,
         X_binned=X_binned,
-        X_columns=columns_for_partition(X_binned, n_threads, budget),
+        X_columns=columns_for_partition(X_binned, n_threads, budget, by_columns),
         bin_mapper=bin_mapper,
         settings=settings,
         monotonic_cst=monotonic_cst,
