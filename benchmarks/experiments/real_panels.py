@@ -167,7 +167,7 @@ def _cap(X, y, eras, max_rows, seed):
     return X[keep], y[keep], eras[keep]
 
 
-def panels(max_rows=2000, seed=0, wanted=()):
+def panels(max_rows=1500, seed=0, wanted=()):
     """(name, kind, X, y, eras, era kind) of each panel (those in ``wanted``,
     all when empty); ``era kind`` is "time" (test: the last eras) or "place"
     (test: random eras). Tables over ``max_rows`` rows are subsampled."""
@@ -378,7 +378,7 @@ def main(argv=None):
         "--quick", action="store_true", help="10 trees, 600 rows of gapminder"
     )
     parser.add_argument("--tables", default="", help="comma-separated names")
-    parser.add_argument("--max-rows", type=int, default=2000)
+    parser.add_argument("--max-rows", type=int, default=1500)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--out",
