@@ -189,7 +189,10 @@ def panels(max_rows=1500, seed=0, wanted=()):
 # -- injected features ---------------------------------------------------------
 def inject(mechanism, y, eras, test, kind, seed=0):
     """One added column for ``mechanism`` (None for "clean"), from the target
-    ``y`` standardised on the training rows (``~test``).
+    ``y`` standardised on the training rows (``~test``); a 0/1 target is
+    coded -1/+1 instead, so that ``|z|`` says nothing of the class when the
+    classes are unbalanced (a standardised rare class would stand far out
+    whatever the slope's sign).
 
     * "reversed slope": ``z = b_e y_s + 0.5 N(0, 1)``; ``|b_e| ~ U(0.5, 1.5)``
       per era, positive in the training eras but a seeded quarter of them
@@ -210,7 +213,10 @@ def inject(mechanism, y, eras, test, kind, seed=0):
         return None
     rng = np.random.RandomState(seed)
     y = np.asarray(y, dtype=float)
-    y_s = (y - y[~test].mean()) / (y[~test].std() or 1.0)
+    if kind == "classification":
+        y_s = 2.0 * (y > 0) - 1.0
+    else:
+        y_s = (y - y[~test].mean()) / (y[~test].std() or 1.0)
     labels, codes = np.unique(eras, return_inverse=True)
     is_test = np.zeros(len(labels), dtype=bool)
     is_test[np.unique(codes[test])] = True
