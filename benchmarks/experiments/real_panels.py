@@ -360,6 +360,56 @@ def markdown(results, columns):
     return "\n".join(lines)
 
 
+def summary(results, columns):
+    """Per setting, on the clean and on the injected variants: how often it
+    beats ``original`` beyond the interval (its lower end above 0), how often
+    it loses beyond it (upper end below 0); and on the injected variants where
+    LightGBM beats ``original`` beyond the interval, how often the setting's
+    score is above LightGBM's (point estimates)."""
+    ref = next(iter(REFERENCES))
+    count = {c: [0, 0, 0, 0, 0] for c in columns if c != "original"}
+    n_clean = n_inj = n_ref = 0
+    for (_, _, mech), rows in results.items():
+        by = {r["setting"]: r for r in rows}
+        clean = mech == "clean"
+        n_clean += clean
+        n_inj += not clean
+        lgbm_wins = not clean and ref in by and by[ref]["lo"] > 0
+        n_ref += lgbm_wins
+        for c, k in count.items():
+            if c not in by:
+                continue
+            r = by[c]
+            k[0 if clean else 2] += r["lo"] > 0
+            k[1 if clean else 3] += r["hi"] < 0
+            k[4] += lgbm_wins and r["diff"] > by[ref]["diff"]
+    lines = [
+        f"| setting | clean: wins / losses beyond the interval (of {n_clean}) "
+        f"| injected: wins / losses (of {n_inj}) | injected, where {ref} beats "
+        f"original beyond the interval: above {ref} (of {n_ref}) |",
+        "|---|---|---|---|",
+    ]
+    for c, k in count.items():
+        lines.append(f"| {c} | {k[0]} / {k[1]} | {k[2]} / {k[3]} | {k[4]} |")
+    return "\n".join(lines)
+
+
+def read_results(folders):
+    """The results of earlier runs (``results.csv`` in each folder); a later
+    folder's (table, variant) replaces an earlier one's."""
+    import csv
+
+    results = {}
+    for folder in folders:
+        with open(Path(folder) / "results.csv") as f:
+            for r in csv.DictReader(f):
+                key = (r.pop("table"), r.pop("held out"), r.pop("variant"))
+                for k in ("test", "diff", "lo", "hi", "cv_mean", "cv_worst"):
+                    r[k] = float(r[k])
+                results.setdefault(key, {})[r["setting"]] = r
+    return {k: list(v.values()) for k, v in results.items()}
+
+
 def write(results, out):
     """``results.csv`` (one row per setting) and ``results.md`` in ``out``;
     returns the Markdown table."""
@@ -387,6 +437,12 @@ def main(argv=None):
     parser.add_argument("--max-rows", type=int, default=1500)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--merge",
+        nargs="+",
+        default=None,
+        help="folders of earlier runs to merge (no fits); later ones win",
+    )
+    parser.add_argument(
         "--out",
         default=str(Path(__file__).resolve().parents[2] / "bench_results/real_panels"),
     )
@@ -398,8 +454,10 @@ def main(argv=None):
         FIXED = {**FIXED, "max_iter": 10}
         wanted = wanted or {"gapminder"}
         args.max_rows = min(args.max_rows, 600)
-    results = {}
-    for name, kind, X, y, eras, era_kind in panels(args.max_rows, args.seed, wanted):
+    results = read_results(args.merge) if args.merge else {}
+    for name, kind, X, y, eras, era_kind in (
+        [] if args.merge else panels(args.max_rows, args.seed, wanted)
+    ):
         test = held_out(eras, era_kind, args.seed)
         n_test = len(np.unique(eras[test]))
         n_eras = len(np.unique(eras))
@@ -417,6 +475,8 @@ def main(argv=None):
             write(results, Path(args.out))  # partial results survive a stop
     table = write(results, Path(args.out))
     print(table)
+    print()
+    print(summary(results, [*SETTINGS, *REFERENCES, *CHOICES]))
     return results
 
 
