@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from model_mutations import npy_bytes, read_model_file, write_model_file
-from test_persistence import MODEL
 
 from eraboost import ModelFileError, load_model, save_model
+from tests.model_mutations import npy_bytes, read_model_file, write_model_file
+from tests.test_persistence import MODEL
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import skops.io
-from model_mutations import read_model_file, write_model_file
 from sklearn.metrics import make_scorer, r2_score
 
 from eraboost import (
@@ -35,6 +34,7 @@ from eraboost import (
 from eraboost import _atomic as atomic_module
 from eraboost._atomic import atomic_write
 from eraboost.persistence import convert_model
+from tests.model_mutations import read_model_file, write_model_file
 
 RNG = np.random.RandomState(0)
 N = 1200

@@ -4,7 +4,6 @@
 
 import numpy as np
 import pytest
-from reference import score
 
 from eraboost._engine._criteria import (
     added_cells,
@@ -15,6 +14,7 @@ from eraboost._engine._criteria import (
     raised_best,
     subtracted_cells,
 )
+from tests.engine.reference import score
 
 ERA_COUNTS = [1, 3, 4, 5, 8, 9, 13, 64]
 
