@@ -799,7 +799,7 @@ def _unloadable():
             "object in metadata",
             est,
             {"when": Marker.__new__(Marker)},
-            r"metadata\['when'\] holds test_persistence\.Marker.*; remove it",
+            r"metadata\['when'\] holds (tests\.)?test_persistence\.Marker.*; remove it",
         ),
     ]
 
