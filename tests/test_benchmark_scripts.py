@@ -520,3 +520,25 @@ def test_partition_times_another_build_in_turn(monkeypatch, tmp_path):
         assert f"{install}: " in out.getvalue()
     with pytest.raises(SystemExit, match="no eraboost _splitting module"):
         partition.main(["--rows", "6000", "--against", str(tmp_path)])
+
+
+def test_ab_fits_pairs_two_builds_in_turn(monkeypatch, tmp_path):
+    """``ab_fits.py`` fits each case with builds A and B in turn, a fresh
+    process each, and prints the median ratio: here the same build on both
+    sides. Unknown cases, and an era criterion on a case without eras, are
+    refused before anything runs."""
+    ab_fits = import_benchmark(monkeypatch, "engine/ab_fits")
+    cases = "small-float:era,float-eras:original"
+    args = ["--against", sys.executable, "--quick", "--pairs", "2"]
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        got = ab_fits.main([*args, "--cases", cases, "--cache", str(tmp_path)])
+    assert list(got) == cases.split(",")
+    for a_s, b_s in got.values():
+        assert len(a_s) == len(b_s) == 2 and min(a_s + b_s) > 0
+    rows = [r for r in out.getvalue().splitlines() if r.startswith("| small")]
+    assert len(rows) == 1 and rows[0].endswith("| 2 |")
+    assert ab_fits.case_spec("int8:era", True, tmp_path)["n_eras"] == 256
+    assert ab_fits.case_spec("small-float:era", False, tmp_path)["threads"] == 1
+    for bad, message in [("float:era", "has no eras"), ("knn:era", "unknown case")]:
+        with pytest.raises(SystemExit, match=message):
+            ab_fits.main([*args, "--cases", bad])
