@@ -67,6 +67,21 @@ def test_difference_penalty_is_its_definition(irf):
         assert score[i, 0] == pytest.approx(gain[i, 0] - 2.0 * w.sum() * p)
 
 
+def test_both_sides_rules_out_one_sided_eras(irf):
+    X, y, w, eras = _node(7, n=60, n_eras=2)
+    X[:, 0] += 4 * eras  # low thresholds of feature 0 hold era 0 only
+    both, xs, _ = irf.split_scores(X, y, w, eras, 2, 3.0, "both sides")
+    diff, _, _ = irf.split_scores(X, y, w, eras, 2, 3.0, "difference")
+    for j in range(X.shape[1]):
+        for i in np.flatnonzero(np.isfinite(diff[:, j])):
+            left = X[:, j] <= xs[i, j]
+            one_sided = any(
+                (left & (eras == e)).sum() in (0, (eras == e).sum()) for e in (0, 1)
+            )
+            assert both[i, j] == (-np.inf if one_sided else diff[i, j])
+    assert np.isinf(both).sum() > np.isinf(diff).sum()
+
+
 def test_minimal_case_eight_rows(irf):
     split, swapped = irf.tiny_case()
     (share_a, diff_a, cr_a), (share_b, diff_b, cr_b) = split["eras"]
@@ -107,7 +122,12 @@ def test_minimal_case_one_draw(irf):
     assert share_1 < share_2 and abs(diff_1) > abs(diff_2)
     # the CR_e are closer than the mean differences they are made of
     assert abs(cr_1 - cr_2) < abs(diff_1 - diff_2) / 4
-    assert roots["difference"][0] < 2
+    assert roots["difference"][0] < 2 and roots["both sides"][0] < 2
+    # at d=20 the difference alone takes X2 with an era on one side only
+    roots = irf.root_splits(d=20)
+    j, terms = roots["difference"]
+    assert j == 20 and min(share for share, _, _ in terms) == 0
+    assert roots["both sides"][0] < 20
 
 
 def test_quick_run_prints_every_model(irf):
@@ -121,6 +141,7 @@ def test_quick_run_prints_every_model(irf):
     assert set(models) >= {
         "NumPy, as written",
         "NumPy, difference",
+        "NumPy, difference, both sides",
         "engine, as written",
     }
     table = text[text.index("Test MSE") :].splitlines()

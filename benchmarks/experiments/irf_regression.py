@@ -4,9 +4,10 @@ The paper reports the test MSE of its Invariant Random Forest at lambda = 10
 as 0.68-0.80 of the random forest's for d = 2 to 20. This script rebuilds the
 generator and the training set-up from the paper's text, runs the engine's
 forest (``InvariantForestRegressor``, the penalty as written), a NumPy forest
-with the same penalty, and the NumPy forest with one change to the penalty,
-and prints the ratios beside Table 2. A minimal case shows why the penalty as
-written cannot remove the spurious feature.
+with the same penalty, and the NumPy forest with a changed penalty (alone,
+and with a rule that keeps every era on both sides of a split), and prints
+the ratios beside Table 2. A minimal case shows why the penalty as written
+cannot remove the spurious feature.
 
 The set-up, each choice with the sentence of the paper it rests on:
 
@@ -51,16 +52,20 @@ The set-up, each choice with the sentence of the paper it rests on:
   over the seeds; "agrees" means the paper's value is within two combined
   standard errors (ours over the seeds, the paper's sd over its 5 trials).
 
-The change (NumPy only, not in the engine): the penalty on the difference
-of the children's means, ``P = Var_e (mean_Le - mean_Re)`` over the eras
-with rows on both sides. Since ``CR_e = (n_Re / n_e) (mean_Le - mean_Re)``,
-the penalty as written mixes how many of an era's rows go right with how far
-apart its children are. ``X2`` spreads less in era 1 than in era 2, so the
-era with the larger difference sends fewer rows right, and at a threshold
-about 1.1 sd(Y) above the mean the two products are equal: the penalty is 0
-there at any lambda, for a split that gains more than any split on a stable
-feature (``minimal_case``). The difference of the children's means keeps the
-two factors apart.
+The change (NumPy only, not in the engine), in two parts. (1) The penalty
+on the difference of the children's means, ``P = Var_e (mean_Le -
+mean_Re)`` over the eras with rows on both sides. Since ``CR_e = (n_Re /
+n_e) (mean_Le - mean_Re)``, the penalty as written mixes how many of an
+era's rows go right with how far apart its children are. ``X2`` spreads
+less in era 1 than in era 2, so the era with the larger difference sends
+fewer rows right, and at a threshold about 1.1 sd(Y) above the mean the two
+products are equal: the penalty is 0 there at any lambda, for a split that
+gains more than any split on a stable feature (``minimal_case``). (2) No
+candidate may leave an era (of two rows or more, when the node holds two
+such) all on one side: with (1) alone, a threshold beyond the narrow era's
+range of ``X2`` has one era on both sides, a penalty of 0, and takes the
+root at d=20 (minimal case 3). (1) alone is ``"difference"``, both are
+``"both sides"``.
 
 Usage::
 
@@ -96,7 +101,7 @@ PAPER_IMPORTANCE = {
 SIGMAS = (0.1, 2.0)
 TEST_SIGMA = 5.0
 LAMBDA = 10.0
-KINDS = ("written", "difference")
+KINDS = ("written", "difference", "both sides")
 
 
 # -- the generator -----------------------------------------------------------
@@ -178,9 +183,29 @@ def penalty(kind, w_sorted, wy_sorted, eras_sorted, n_eras):
     return np.where(count >= 2, np.maximum(s2 / k - (s1 / k) ** 2, 0.0), 0.0)
 
 
+def one_sided(eras_sorted, n_eras):
+    """Candidates that leave an era of two or more rows all on one side,
+    when the node holds two such eras (rows sorted as in :func:`penalty`)."""
+    n = eras_sorted.shape[0]
+    bad = np.zeros((n - 1, eras_sorted.shape[1]), dtype=bool)
+    big = 0
+    for e in range(n_eras):
+        mine = eras_sorted == e
+        n_e = mine[:, 0].sum()
+        if n_e < 2:
+            continue
+        big += 1
+        left = np.cumsum(mine, axis=0)[:-1]
+        bad |= (left == 0) | (left == n_e)
+    return bad if big >= 2 else np.zeros_like(bad)
+
+
 def split_scores(X, y, w, eras, n_eras, lam, kind):
     """Every candidate's ``gain - lam * W * P`` (``-inf`` where two equal
-    values would be separated), with the sorted values and the gains.
+    values would be separated, and with ``kind="both sides"`` where
+    :func:`one_sided`), with the sorted values and the gains; ``kind`` is
+    ``"written"``, ``"difference"`` or ``"both sides"`` (the difference's
+    penalty).
 
     ``gain`` is the decrease of the weighted squared error, ``W`` the
     node's weight: ``n_m`` times the paper's ``H(Q_m) - G - lam L``."""
@@ -192,9 +217,13 @@ def split_scores(X, y, w, eras, n_eras, lam, kind):
     W, S = w.sum(), (w * y).sum()
     gain = wy_left**2 / w_left + (S - wy_left) ** 2 / (W - w_left) - S * S / W
     score = gain
+    ok = xs[1:] > xs[:-1]
     if lam > 0:
-        score = gain - lam * W * penalty(kind, ws, wys, eras[order], n_eras)
-    score = np.where(xs[1:] > xs[:-1], score, -np.inf)
+        base = "difference" if kind == "both sides" else kind
+        score = gain - lam * W * penalty(base, ws, wys, eras[order], n_eras)
+        if kind == "both sides":
+            ok &= ~one_sided(eras[order], n_eras)
+    score = np.where(ok, score, -np.inf)
     return score, xs, gain
 
 
@@ -301,11 +330,12 @@ def _era_terms(left, y, eras):
     for e in np.unique(eras):
         mine = eras == e
         yl, yr = y[mine & left], y[mine & ~left]
+        both = len(yl) > 0 and len(yr) > 0
         out.append(
             (
                 float(len(yr) / mine.sum()),
-                float(yl.mean() - yr.mean()),
-                float(yl.mean() - y[mine].mean()),
+                float(yl.mean() - yr.mean()) if both else np.nan,
+                float(yl.mean() - y[mine].mean()) if len(yl) else np.nan,
             )
         )
     return out
@@ -408,7 +438,7 @@ def minimal_case(dims=(2, 5, 10, 20), verbose=True):
     """Print the three parts of the minimal case; returns them."""
     tiny = tiny_case()
     pop = {d: population_case(d) for d in dims}
-    roots = root_splits()
+    roots = {d: root_splits(d=d) for d in (2, 20)}
 
     def terms(t):
         return "; ".join(f"{s:.3f}, {m:+.2f}, {c:+.2f}" for s, m, c in t)
@@ -441,12 +471,14 @@ def minimal_case(dims=(2, 5, 10, 20), verbose=True):
             f"| {p['best X1 gain per row']:.2f} |"
         )
     print(
-        f"\nMinimal case 3 (one draw: d=2, 500 rows per era, seed 0, lambda "
-        f"{LAMBDA:g}, no bootstrap): the root split, per era (right share, "
-        "mean_L - mean_R, CR_e)"
+        f"\nMinimal case 3 (one draw of 500 rows per era, seed 0, lambda {LAMBDA:g}, "
+        "no bootstrap): the root split, per era (right share, mean_L - mean_R, "
+        "CR_e); nan: a side without rows of the era"
     )
-    for kind, (j, t) in roots.items():
-        print(f"- {kind}: {'X2' if j >= 2 else f'X1[{j}]'}; {terms(t)}")
+    for d, splits in roots.items():
+        for kind, (j, t) in splits.items():
+            name = "X2" if j >= d else f"X1[{j}]"
+            print(f"- d={d}, {kind}: {name}; {terms(t)}")
     return tiny, pop, roots
 
 
@@ -495,6 +527,7 @@ MODELS = {
     "NumPy, as written": ("numpy", LAMBDA, "written"),
     "NumPy, as written, lambda 100": ("numpy", 10 * LAMBDA, "written"),
     "NumPy, difference": ("numpy", LAMBDA, "difference"),
+    "NumPy, difference, both sides": ("numpy", LAMBDA, "both sides"),
 }
 
 
