@@ -22,7 +22,7 @@ The set-up, each choice with the sentence of the paper it rests on:
 * Rows per training era: not stated. ``--rows`` (default 500) is chosen so
   that the unpenalised forest's summed split frequency is near Table 3's
   (stable + environmental: 11.4 at d=2 to 11.7 at d=20; "the feature
-  importance of this variable increases by n_m/n"), which grows by about one
+  importance of this variable increases by n_m/n"), which grows by 1 to 2
   per doubling of the rows; ``--calibrate`` prints it for several sizes.
 * Test rows: not stated; 5,000 (``--test-rows``) so that the ratio's noise
   comes from the training draws.
