@@ -3,6 +3,7 @@
 import hashlib
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
@@ -56,6 +57,7 @@ from ._eras import (
     check_validation_size,
     era_options_text,
     era_train_val_split,
+    group_eras,
     warn_single_era,
     warn_unsplittable_eras,
 )
@@ -260,6 +262,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         "boltzmann_alpha": [Real],
         "irf_penalty": [Interval(Real, 0, None, closed="left")],
         "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"), None],
+        "era_groups": [Interval(Integral, 2, None, closed="left"), Mapping, None],
         "colsample_bytree": [Interval(RealNotInt, 0, 1, closed="right")],
         "subsample": [Interval(RealNotInt, 0, 1, closed="right")],
         "era_subsample": [Interval(RealNotInt, 0, 1, closed="right")],
@@ -294,6 +297,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         boltzmann_alpha,
         irf_penalty,
         min_samples_leaf_per_era,
+        era_groups,
         colsample_bytree,
         subsample,
         era_subsample,
@@ -323,6 +327,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self.boltzmann_alpha = boltzmann_alpha
         self.irf_penalty = irf_penalty
         self.min_samples_leaf_per_era = min_samples_leaf_per_era
+        self.era_groups = era_groups
         self.colsample_bytree = colsample_bytree
         self.subsample = subsample
         self.era_subsample = era_subsample
@@ -660,6 +665,13 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         signature = _fit_data_signature(n_samples, encoded)
         if warm:
             self._check_warm_start_data(signature)
+        if self.era_groups is not None and encoded is None:
+            raise ValueError(
+                f"era_groups={self.era_groups!r} groups the eras, but no eras "
+                "were given: pass fit(..., eras=...) or leave era_groups=None."
+            )
+        fit_eras = encoded
+        encoded = group_eras(encoded, self.era_groups)
         self.eras_ = None if encoded is None else encoded.labels
         self.n_eras_ = 1 if encoded is None else encoded.n_eras
         if self.era_subsample < 1.0 and encoded is None:
@@ -691,8 +703,11 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 )
                 _check_weight_scale(sample_weight_val, "sample_weight_val")
             if eras_val is not None:
-                encoded_val = EncodedEras.from_labels(
-                    eras_val, X_val.shape[0], name="eras_val"
+                encoded_val = group_eras(
+                    EncodedEras.from_labels(eras_val, X_val.shape[0], name="eras_val"),
+                    self.era_groups,
+                    fit_eras=fit_eras,
+                    name="eras_val",
                 )
             if self.early_stopping is False:
                 raise ValueError(
@@ -1485,6 +1500,20 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         trees whose splits exist in every era; too large a value stops
         growth early. Without eras it acts as a pooled minimum on
         ``min_samples_leaf``.
+    era_groups : int, dict or None, default=None
+        Groups of eras that fit uses in place of the eras (docs/criteria.md,
+        "Era groups"), as the era-splitting paper grouped Numerai's eras: an
+        int ``k >= 2`` cuts the distinct eras, in their natural order, into
+        ``k`` contiguous groups of near-equal numbers of eras (labelled 0 ..
+        k - 1); a dict maps each era to its group label, and every era given
+        to fit must be a key. Every use of the eras in fit sees the groups:
+        the criteria, the per-era minimum and penalty, the whole-era
+        validation split, ``era_subsample`` and the early-stopping scorer;
+        ``eras_val`` is grouped by the same dict, or with an int by the
+        training eras' cut (an era joins the group of the last training era
+        at or before it). ``eras_`` and ``n_eras_`` describe the groups.
+        Fewer, larger groups give each per-era gain more rows and make the
+        era criteria less noisy. None: each era its own group. Needs eras.
     colsample_bytree : float in (0, 1], default=1.0
         Share of the features each tree may split on: ``round(colsample_bytree
         * n_features)`` of them (at least one), drawn afresh for each tree
@@ -1525,7 +1554,8 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
     train_score_ : ndarray
     validation_score_ : ndarray
     eras_ : ndarray or None
-        The distinct era labels seen in fit.
+        The distinct era labels seen in fit (the group labels with
+        ``era_groups``).
     n_eras_ : int
     is_categorical_ : ndarray of bool (n_features,) or None
         The categorical features; None when there are none.
@@ -1585,6 +1615,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         boltzmann_alpha=0.0,
         irf_penalty=0.0,
         min_samples_leaf_per_era=None,
+        era_groups=None,
         colsample_bytree=1.0,
         subsample=1.0,
         era_subsample=1.0,
@@ -1615,6 +1646,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
             boltzmann_alpha=boltzmann_alpha,
             irf_penalty=irf_penalty,
             min_samples_leaf_per_era=min_samples_leaf_per_era,
+            era_groups=era_groups,
             colsample_bytree=colsample_bytree,
             subsample=subsample,
             era_subsample=era_subsample,

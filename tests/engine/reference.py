@@ -212,3 +212,19 @@ def best_split(
         if ok and (best_key is None or key > best_key):
             best, best_key = (f, b, miss_left), key
     return None if best is None else (*best, best_key)
+
+
+def era_groups_of(eras, era_groups):
+    """The group of each row's era (docs/criteria.md, "Era groups"): an int
+    k cuts the sorted distinct eras into k contiguous groups of near-equal
+    numbers of eras (``np.array_split``'s sizes), labelled 0 .. k-1; a dict
+    maps each era to its group."""
+    eras = np.asarray(eras)
+    if isinstance(era_groups, dict):
+        return np.array([era_groups[e.item()] for e in eras])
+    labels = np.unique(eras)
+    group = {}
+    for j, part in enumerate(np.array_split(labels, era_groups)):
+        for label in part:
+            group[label] = j
+    return np.array([group[e] for e in eras])
