@@ -494,13 +494,15 @@ def check_boltzmann_alpha(alpha):
 def era_options_text(estimator):
     """The era-aware options an estimator has set, as text (empty when none).
 
-    Reads ``split_type``, ``irf_penalty`` and ``min_samples_leaf_per_era``
-    (``_engine._common.era_options_set`` decides which are set).
+    Reads ``split_type``, ``irf_penalty``, ``min_samples_leaf_per_era`` and
+    ``min_agreement`` (``_engine._common.era_options_set`` decides which are
+    set).
     """
     names = era_options_set(
         estimator.split_type,
         estimator.irf_penalty,
         estimator.min_samples_leaf_per_era,
+        getattr(estimator, "min_agreement", None),
     )
     return [f"{name}={getattr(estimator, name)!r}" for name in names]
 

@@ -122,6 +122,12 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
         cuts the eras, in their natural order, into ``k`` contiguous groups
         of near-equal numbers of eras; a dict maps every era to its group.
         None: each era its own group.
+    min_agreement : float in [0, 1] or None, default=None
+        A gate on directional agreement, as for
+        :class:`~eraboost.HistGradientBoostingRegressor`: a candidate split
+        is considered only when at least this share of the node's eras move
+        the same way as the pooled split (from the tree's class gradients).
+        None (or 0) is off. Needs eras.
     colsample_bytree : float in (0, 1], default=1.0
         Share of the features each tree may split on, drawn afresh for each
         tree (LightGBM's ``feature_fraction``).
@@ -210,6 +216,7 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
         irf_penalty=0.0,
         min_samples_leaf_per_era=None,
         era_groups=None,
+        min_agreement=None,
         colsample_bytree=1.0,
         subsample=1.0,
         era_subsample=1.0,
@@ -241,6 +248,7 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
             irf_penalty=irf_penalty,
             min_samples_leaf_per_era=min_samples_leaf_per_era,
             era_groups=era_groups,
+            min_agreement=min_agreement,
             colsample_bytree=colsample_bytree,
             subsample=subsample,
             era_subsample=era_subsample,

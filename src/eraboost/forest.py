@@ -224,6 +224,7 @@ class _BaseInvariantForest(BaseEstimator):
         "irf_penalty": [Interval(Real, 0, None, closed="left")],
         "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"), None],
         "era_groups": [Interval(Integral, 2, None, closed="left"), Mapping, None],
+        "min_agreement": [Interval(Real, 0, 1, closed="both"), None],
         "bootstrap": ["boolean"],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
@@ -249,6 +250,7 @@ class _BaseInvariantForest(BaseEstimator):
         irf_penalty=0.0,
         min_samples_leaf_per_era=None,
         era_groups=None,
+        min_agreement=None,
         bootstrap=True,
         max_depth=None,
         min_samples_leaf=1,
@@ -265,6 +267,7 @@ class _BaseInvariantForest(BaseEstimator):
         self.irf_penalty = irf_penalty
         self.min_samples_leaf_per_era = min_samples_leaf_per_era
         self.era_groups = era_groups
+        self.min_agreement = min_agreement
         self.bootstrap = bootstrap
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
@@ -373,6 +376,16 @@ class _BaseInvariantForest(BaseEstimator):
                 f"era_groups={self.era_groups!r} groups the eras, but no eras "
                 "were given: pass fit(..., eras=...) or leave era_groups=None."
             )
+        if (
+            eras is None
+            and self.min_agreement is not None
+            and self.split_type == "original"
+        ):
+            raise ValueError(
+                f"min_agreement={self.min_agreement!r} gates splits by the "
+                "eras' agreement, but no eras were given: pass fit(..., "
+                "eras=...) or leave min_agreement=None."
+            )
         if eras is not None:
             grouped = group_eras(
                 EncodedEras.from_labels(eras, n_samples), self.era_groups
@@ -405,6 +418,7 @@ class _BaseInvariantForest(BaseEstimator):
                 min_samples_leaf=int(self.min_samples_leaf),
                 irf_penalty=float(self.irf_penalty),
                 min_samples_leaf_per_era=self.min_samples_leaf_per_era,
+                min_agreement=self.min_agreement,
                 penalty_kind=penalty_kind,
                 max_depth=self.max_depth,
                 depth_first=True,
@@ -524,6 +538,12 @@ _DOC_PARAMS = """
         criteria, the penalty, the per-era minimum and the bootstrap within
         eras then see the groups; ``eras_`` holds the group labels. None:
         each era its own group. Needs eras.
+    min_agreement : float in [0, 1] or None, default=None
+        A gate on directional agreement (docs/criteria.md, "Directional
+        agreement"): a candidate split is considered only when at least this
+        share of the node's eras move the same way as the pooled split.
+        Among those that pass, ``split_type`` chooses. None (or 0) is off.
+        Needs eras.
     bootstrap : bool, default=True
         Grow each tree on a bootstrap sample drawn separately within each
         era (every era keeps its size); without eras, one bootstrap over all

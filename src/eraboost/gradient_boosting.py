@@ -263,6 +263,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         "irf_penalty": [Interval(Real, 0, None, closed="left")],
         "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"), None],
         "era_groups": [Interval(Integral, 2, None, closed="left"), Mapping, None],
+        "min_agreement": [Interval(Real, 0, 1, closed="both"), None],
         "colsample_bytree": [Interval(RealNotInt, 0, 1, closed="right")],
         "subsample": [Interval(RealNotInt, 0, 1, closed="right")],
         "era_subsample": [Interval(RealNotInt, 0, 1, closed="right")],
@@ -298,6 +299,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         irf_penalty,
         min_samples_leaf_per_era,
         era_groups,
+        min_agreement,
         colsample_bytree,
         subsample,
         era_subsample,
@@ -328,6 +330,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self.irf_penalty = irf_penalty
         self.min_samples_leaf_per_era = min_samples_leaf_per_era
         self.era_groups = era_groups
+        self.min_agreement = min_agreement
         self.colsample_bytree = colsample_bytree
         self.subsample = subsample
         self.era_subsample = era_subsample
@@ -670,6 +673,16 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 f"era_groups={self.era_groups!r} groups the eras, but no eras "
                 "were given: pass fit(..., eras=...) or leave era_groups=None."
             )
+        if (
+            self.min_agreement is not None
+            and self.split_type == "original"
+            and encoded is None
+        ):
+            raise ValueError(
+                f"min_agreement={self.min_agreement!r} gates splits by the "
+                "eras' agreement, but no eras were given: pass fit(..., "
+                "eras=...) or leave min_agreement=None."
+            )
         fit_eras = encoded
         encoded = group_eras(encoded, self.era_groups)
         self.eras_ = None if encoded is None else encoded.labels
@@ -863,6 +876,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             min_samples_leaf=int(self.min_samples_leaf),
             irf_penalty=float(self.irf_penalty),
             min_samples_leaf_per_era=self.min_samples_leaf_per_era,
+            min_agreement=self.min_agreement,
             max_leaf_nodes=self.max_leaf_nodes,
             max_depth=self.max_depth,
         )
@@ -1514,6 +1528,17 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         at or before it). ``eras_`` and ``n_eras_`` describe the groups.
         Fewer, larger groups give each per-era gain more rows and make the
         era criteria less noisy. None: each era its own group. Needs eras.
+    min_agreement : float in [0, 1] or None, default=None
+        A gate on directional agreement (docs/criteria.md, "Directional
+        agreement"): a candidate split is considered only when at least
+        this share of the node's eras move the same way as the pooled
+        split (each era's left-minus-right value difference has the sign
+        of the pooled one; an era with an empty side or equal values does
+        not agree). Among the candidates that pass, the ``split_type``'s
+        own score chooses. Expect fewer splits on features whose effect
+        flips between eras, and smaller trees as it nears 1. None (or 0) is
+        off. Needs eras; with ``split_type='original'`` and no eras, fit
+        raises a ``ValueError``.
     colsample_bytree : float in (0, 1], default=1.0
         Share of the features each tree may split on: ``round(colsample_bytree
         * n_features)`` of them (at least one), drawn afresh for each tree
@@ -1616,6 +1641,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         irf_penalty=0.0,
         min_samples_leaf_per_era=None,
         era_groups=None,
+        min_agreement=None,
         colsample_bytree=1.0,
         subsample=1.0,
         era_subsample=1.0,
@@ -1647,6 +1673,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
             irf_penalty=irf_penalty,
             min_samples_leaf_per_era=min_samples_leaf_per_era,
             era_groups=era_groups,
+            min_agreement=min_agreement,
             colsample_bytree=colsample_bytree,
             subsample=subsample,
             era_subsample=era_subsample,

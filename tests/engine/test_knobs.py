@@ -14,13 +14,18 @@ from eraboost import (
 )
 from eraboost._eras import EncodedEras, group_eras
 from eraboost.metrics import EraScorer
-from tests.engine.reference import era_groups_of
+from tests.engine.reference import agreement, best_split, era_groups_of
 from tests.engine.test_criteria import (
     SPLIT_TYPES,
     check_node,
     engine_tree,
     gradients,
     make_era_data,
+)
+from tests.engine.test_splitting import (
+    CATEGORICAL,
+    Case,
+    same_splits_either_way,
 )
 from tests.model_mutations import read_model_file, write_model_file
 
@@ -213,4 +218,227 @@ def test_a_model_file_without_the_new_params_loads_with_their_defaults(tmp_path)
     doc["params"]["era_groups"] = 1
     write_model_file(tmp_path / "bad.eraboost", doc, members)
     with pytest.raises(ModelFileError, match="era_groups"):
+        load_model(tmp_path / "bad.eraboost")
+
+
+# -- min_agreement --------------------------------------------------------------
+GATES = [0.3, 0.6, 0.85]
+
+
+def _head(split):
+    """The (feature, bin, missing_left) of a reference split, or None."""
+    return None if split is None else split[:3]
+
+
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+@pytest.mark.parametrize("alpha", [-np.inf, 0.0, 2.0])
+@pytest.mark.parametrize("gate", GATES)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_gated_nodes_match_reference(split_type, alpha, gate, sparse):
+    """Node by node, three levels: dense and sparse scans, missing values,
+    eras absent from deeper nodes."""
+    case = Case(1, 9, split_type, alpha, sparse=sparse, min_agreement=gate)
+    assert case.check(3) >= 2
+
+
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+@pytest.mark.parametrize("gate", GATES)
+@pytest.mark.parametrize("categorical", [False, True])
+def test_gated_nodes_with_hessians_l2_and_categories(split_type, gate, categorical):
+    data = dict(
+        CATEGORICAL if categorical else {}, const_h=False, rows_per_era=(20, 60)
+    )
+    case = Case(
+        2,
+        6,
+        split_type,
+        -1.0,
+        lam=1.5,
+        min_samples_leaf=3,
+        data=data,
+        min_agreement=gate,
+    )
+    assert case.check(3) >= 2
+
+
+@pytest.mark.parametrize("split_type", ["era", "directional"])
+def test_gate_with_penalty_and_per_era_minimum(split_type):
+    data = dict(rows_per_era=(15, 50))
+    case = Case(
+        4,
+        5,
+        split_type,
+        0.0,
+        data=data,
+        irf_penalty=0.3,
+        min_samples_leaf_per_era=2,
+        min_agreement=0.6,
+    )
+    assert case.check(3) >= 2
+
+
+def test_the_gate_binds_on_these_nodes():
+    """The reference's split with the gate differs from the one without on
+    these nodes (the comparisons above can fail), and the chosen split's
+    agreement is at least the gate."""
+    changed = 0
+    for seed in range(4):
+        case = Case(seed, 9, "era", 0.0)
+        args = (
+            case.Xb,
+            case.g,
+            case.h,
+            case.eras,
+            case.rows,
+            case.n_bins - 1,
+            case.has_missing,
+            "era",
+            0.0,
+        )
+        free = best_split(*args)
+        gated = best_split(*args, min_agreement=0.85)
+        changed += _head(free) != _head(gated)
+    assert changed >= 1
+
+
+@pytest.mark.parametrize(
+    "split_type, alpha",
+    [("era", 0.0), ("era", -np.inf), ("directional", 0.0), ("directional", -np.inf)],
+)
+@pytest.mark.parametrize("const_h", [True, False])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_bounds_change_no_gated_split(split_type, alpha, const_h, sparse):
+    """docs/criteria.md: with the gate, the bounds and screens still skip
+    only candidates that cannot win; the splits are the same without them."""
+    data = {"n_bins": (6, 4, 9, 64, 200), "missing": (False, True, False, True, True)}
+    data.update(const_h=const_h, rows_per_era=(30, 120))
+    case = Case(
+        4,
+        12,
+        split_type,
+        alpha,
+        lam=0.0 if const_h else 0.8,
+        data=data,
+        sparse=sparse,
+        min_agreement=0.6,
+    )
+    assert same_splits_either_way(case, "bound_blocks") >= 3
+
+
+def test_gain_sums_are_off_under_the_gate():
+    """A few-bin feature under ``era`` at alpha 0 is not scored by its gain
+    sums alone (they have no per-era sums for the gate)."""
+    data = {"n_bins": (6, 4, 9, 5), "missing": (False, True, False, False)}
+    data.update(rows_per_era=(30, 120))
+    case = Case(4, 12, "era", 0.0, data=data, min_agreement=0.6)
+    assert case.check(3) >= 2
+    assert case.splitter.scans_by_gain_sums == 0
+
+
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+def test_gated_trees_match_reference(split_type):
+    X, y, eras = make_era_data(3, 8, nan=True)
+    est = engine_tree(X, y, eras, split_type, 0.0, depth=3, min_agreement=0.7)
+    Xb = est._bin_mapper.transform(X)
+    g, h = gradients(y)
+    n = check_node(
+        est,
+        Xb,
+        g,
+        h,
+        eras,
+        np.arange(len(y)),
+        0,
+        split_type,
+        0.0,
+        0.0,
+        1,
+        0,
+        3,
+        min_agreement=0.7,
+    )
+    assert n >= 1
+
+
+def test_chosen_splits_agree_enough():
+    X, y, eras = make_era_data(5, 10)
+    est = engine_tree(X, y, eras, "directional", 0.0, depth=3, min_agreement=0.75)
+    Xb = est._bin_mapper.transform(X)
+    g, h = gradients(y)
+    nodes = est._predictors[0][0].nodes
+    stack = [(0, np.arange(len(y)))]
+    seen = 0
+    while stack:
+        i, rows = stack.pop()
+        node = nodes[i]
+        if node["is_leaf"]:
+            continue
+        f, b = node["feature"], node["bin_threshold"]
+        col = Xb[rows, f]
+        left = (col <= b) & (col != est._bin_mapper.missing_bin_[f])
+        if node["missing_left"]:
+            left |= col == est._bin_mapper.missing_bin_[f]
+        sub = eras[rows]
+        counts = np.unique(sub, return_counts=True)
+        era_set = counts[0][counts[1] >= 2]
+        assert agreement(left, g[rows], h[rows], sub, 0.0, era_set) >= 0.75
+        seen += 1
+        stack += [(node["left"], rows[left]), (node["right"], rows[~left])]
+    assert seen >= 1
+
+
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+def test_off_gate_is_bit_identical(split_type):
+    X, y, eras = make_era_data(7, 6)
+    base = _booster(split_type=split_type).fit(X, y, eras=eras)
+    for gate in (None, 0.0):
+        est = _booster(split_type=split_type, min_agreement=gate).fit(X, y, eras=eras)
+        assert np.array_equal(est.predict(X), base.predict(X))
+    gated = _booster(split_type=split_type, min_agreement=0.9).fit(X, y, eras=eras)
+    assert not np.array_equal(gated.predict(X), base.predict(X))
+
+
+def test_gate_needs_eras_under_original():
+    X, y, _ = make_era_data(1, 4)
+    for est in (
+        _booster(min_agreement=0.5),
+        InvariantForestRegressor(min_agreement=0.5),
+    ):
+        with pytest.raises(ValueError, match=r"min_agreement=0\.5 gates splits"):
+            est.fit(X, y)
+
+
+@pytest.mark.parametrize("gate", [-0.1, 1.5, "0.5", np.nan])
+def test_bad_gate_values_raise(gate):
+    X, y, eras = make_era_data(1, 4)
+    with pytest.raises(ValueError, match="min_agreement"):
+        _booster(split_type="era", min_agreement=gate).fit(X, y, eras=eras)
+
+
+def test_gate_in_the_classifier_and_forest_binds():
+    X, y, eras = make_era_data(6, 8)
+    yc = (y > np.median(y)).astype(int)
+    clf = dict(
+        split_type="directional", max_iter=3, early_stopping=False, random_state=0
+    )
+    a = HistGradientBoostingClassifier(**clf).fit(X, yc, eras=eras)
+    b = HistGradientBoostingClassifier(min_agreement=0.9, **clf).fit(X, yc, eras=eras)
+    assert not np.array_equal(a.predict_proba(X), b.predict_proba(X))
+    forest = dict(n_estimators=2, max_depth=4, random_state=0, split_type="era")
+    c = InvariantForestRegressor(**forest).fit(X, y, eras=eras)
+    d = InvariantForestRegressor(min_agreement=0.9, **forest).fit(X, y, eras=eras)
+    assert not np.array_equal(c.predict(X), d.predict(X))
+
+
+def test_gate_round_trips_a_model_file(tmp_path):
+    X, y, eras = make_era_data(8, 5)
+    est = _booster(split_type="era", min_agreement=0.6).fit(X, y, eras=eras)
+    save_model(est, tmp_path / "m.eraboost")
+    loaded = load_model(tmp_path / "m.eraboost")
+    assert loaded.min_agreement == 0.6
+    assert np.array_equal(loaded.predict(X), est.predict(X))
+    doc, members, _ = read_model_file(tmp_path / "m.eraboost")
+    doc["params"]["min_agreement"] = 1.5
+    write_model_file(tmp_path / "bad.eraboost", doc, members)
+    with pytest.raises(ModelFileError, match="min_agreement"):
         load_model(tmp_path / "bad.eraboost")

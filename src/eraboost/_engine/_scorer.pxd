@@ -10,8 +10,10 @@ scorer's steps"):
    difference on the per-era path;
 4. ``pooled_progress``, under the era criteria;
 5. the direction count (``directional``);
-6. ``criterion_of``: the criterion of ``split_type``;
-7. ``penalty``: the invariance penalty, when ``irf_penalty > 0``.
+6. ``agreement_ok``: the directional agreement gate, with
+   ``min_agreement``;
+7. ``criterion_of``: the criterion of ``split_type``;
+8. ``penalty``: the invariance penalty, when ``irf_penalty > 0``.
 
 ``better`` and ``takes_over`` rank the scores; ``offer`` scores a candidate
 of a per-era scan and keeps it when it takes over.
@@ -71,8 +73,8 @@ from libc.math cimport INFINITY
 
 from ._common cimport (ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE, int64_t)
 from ._criteria cimport (score, boltzmann, value_variance, rate_spread,
-                         era_directions, era_direction_of, era_block_bound,
-                         era_block_directions)
+                         era_directions, era_direction, era_direction_of,
+                         era_block_bound, era_block_directions)
 from ._scan cimport (score_t, split_t, node_sums_t, scan_t, pooled_t,
                      era_scratch_t, era_view_t, load_best, raise_best)
 
@@ -97,6 +99,7 @@ cdef struct criterion_t:
     double irf_penalty
     unsigned int min_per_era  # min_samples_leaf_per_era; 0 is off
     int penalty_kind     # PenaltyKind (_common.pxd)
+    double min_agreement  # the agreement gate; 0 is off
     bint const_h         # constant hessians: the hessian sums are the rows
     # the short forms that can be turned off, only to test that the splits
     # are the same without: the bounds (bounded) and the gain sums
@@ -229,6 +232,37 @@ cdef inline bint pooled_progress(double gain, double gsum,
     return gain > 0.0 and gain > POOLED_PROGRESS_RTOL * (gsum + node.ts_part)
 
 
+cdef inline bint agreement_ok(const criterion_t *crit, const scan_t *s,
+                              const pooled_t *p, const node_sums_t *node,
+                              const era_view_t *era_sums) noexcept nogil:
+    """The directional agreement gate (docs/criteria.md, "Directional
+    agreement"): the share of the eras taking part whose left-minus-right
+    value difference has the pooled one's sign, at least
+    ``min_agreement``. An era with an empty side, or equal values, and
+    every era when the pooled values are equal, does not agree; 0 eras
+    taking part agree 0."""
+    cdef int i, e, d, pooled, agree = 0
+    cdef bint by_counts = crit.const_h and crit.lam == 0.0
+    # the scanned side plays the left side of the eras, so the pool's
+    # too (both directions negated together); a candidate has rows on
+    # both sides (min_samples_leaf >= 1)
+    if s.scanned_is_left:
+        pooled = era_direction(p.GL, p.HL, 1.0, p.GR, p.HR, 1.0, crit.lam)
+    else:
+        pooled = era_direction(p.GR, p.HR, 1.0, p.GL, p.HL, 1.0, crit.lam)
+    if pooled != 0:
+        for i in range(node.M):
+            e = node.present[i]
+            d = era_direction_of(
+                era_sums.qg[e], era_sums.qh[e], era_sums.qn[e],
+                node.tg[e] - era_sums.qg[e], node.th[e] - era_sums.qh[e],
+                node.tn[e] - era_sums.qn[e], crit.lam, by_counts)
+            agree += d == pooled
+    if node.M == 0:
+        return 0.0 >= crit.min_agreement
+    return (<double> agree) / node.M >= crit.min_agreement
+
+
 cdef inline double criterion_of(const criterion_t *crit, double gain,
                                 double gsum, const node_sums_t *node,
                                 era_scratch_t *era_scratch) noexcept nogil:
@@ -297,6 +331,7 @@ cdef inline score_t score_candidate(const criterion_t *crit, const scan_t *s,
     (``era_minimum_ok``), the monotonic constraint (``monotonic_ok``), the
     pooled gain (``pooled_gain``), pooled progress under the era criteria
     (``pooled_progress``), the direction count (directional), the
+    agreement gate (``agreement_ok``, with ``min_agreement``), the
     criterion of ``split_type`` (``criterion_of``) minus the invariance
     penalty (``penalty``). A step that rules the candidate out returns it
     not found."""
@@ -327,6 +362,9 @@ cdef inline score_t score_candidate(const criterion_t *crit, const scan_t *s,
         c.direction_count = abs(era_sums.dsum)
         if c.direction_count == 0:
             return c
+    if (crit.min_agreement > 0.0
+            and not agreement_ok(crit, s, p, node, era_sums)):
+        return c
     c.criterion = criterion_of(crit, c.gain, gsum, node, era_scratch)
     if crit.irf_penalty > 0.0:
         c.criterion -= penalty(crit, s, node, era_sums, era_scratch,
@@ -367,8 +405,10 @@ cdef inline bint sums_only(const criterion_t *crit, const scan_t *s,
     ``boltzmann_alpha = 0`` (the criterion is the mean of the gains),
     no invariance penalty, no per-era minimum, every era with rows
     taking part (the sum over all eras is then theirs), and at most
-    GAIN_SUMS_MAX_STEPS steps."""
-    return (crit.gain_sums and s.n_steps <= GAIN_SUMS_MAX_STEPS
+    GAIN_SUMS_MAX_STEPS steps; not with the agreement gate, which needs
+    each candidate's per-era sums."""
+    return (crit.gain_sums and crit.min_agreement == 0.0
+            and s.n_steps <= GAIN_SUMS_MAX_STEPS
             and crit.split_type == ERA and crit.alpha == 0.0
             and crit.irf_penalty == 0.0 and crit.min_per_era == 0
             and node.n_out_split == 0)
