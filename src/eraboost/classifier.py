@@ -128,6 +128,11 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
         is considered only when at least this share of the node's eras move
         the same way as the pooled split (from the tree's class gradients).
         None (or 0) is off. Needs eras.
+    pooled_weight : float in [0, 1], default=0.0
+        The pooled gain's share of the era score, as for
+        :class:`~eraboost.HistGradientBoostingRegressor`: ``(1 - w) *
+        era_score + w * gain / M`` under ``split_type='era'`` or
+        ``'directional'``. 0 is off.
     colsample_bytree : float in (0, 1], default=1.0
         Share of the features each tree may split on, drawn afresh for each
         tree (LightGBM's ``feature_fraction``).
@@ -217,6 +222,7 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
         min_samples_leaf_per_era=None,
         era_groups=None,
         min_agreement=None,
+        pooled_weight=0.0,
         colsample_bytree=1.0,
         subsample=1.0,
         era_subsample=1.0,
@@ -249,6 +255,7 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
             min_samples_leaf_per_era=min_samples_leaf_per_era,
             era_groups=era_groups,
             min_agreement=min_agreement,
+            pooled_weight=pooled_weight,
             colsample_bytree=colsample_bytree,
             subsample=subsample,
             era_subsample=era_subsample,

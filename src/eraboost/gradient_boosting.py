@@ -264,6 +264,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"), None],
         "era_groups": [Interval(Integral, 2, None, closed="left"), Mapping, None],
         "min_agreement": [Interval(Real, 0, 1, closed="both"), None],
+        "pooled_weight": [Interval(Real, 0, 1, closed="both")],
         "colsample_bytree": [Interval(RealNotInt, 0, 1, closed="right")],
         "subsample": [Interval(RealNotInt, 0, 1, closed="right")],
         "era_subsample": [Interval(RealNotInt, 0, 1, closed="right")],
@@ -300,6 +301,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         min_samples_leaf_per_era,
         era_groups,
         min_agreement,
+        pooled_weight,
         colsample_bytree,
         subsample,
         era_subsample,
@@ -331,6 +333,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self.min_samples_leaf_per_era = min_samples_leaf_per_era
         self.era_groups = era_groups
         self.min_agreement = min_agreement
+        self.pooled_weight = pooled_weight
         self.colsample_bytree = colsample_bytree
         self.subsample = subsample
         self.era_subsample = era_subsample
@@ -683,6 +686,13 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 "eras' agreement, but no eras were given: pass fit(..., "
                 "eras=...) or leave min_agreement=None."
             )
+        if self.pooled_weight > 0 and self.split_type == "original":
+            raise ValueError(
+                f"pooled_weight={self.pooled_weight!r} blends the pooled gain "
+                "into an era criterion, but split_type='original' scores by "
+                "the pooled gain already: use split_type='era' or "
+                "'directional', or leave pooled_weight=0."
+            )
         fit_eras = encoded
         encoded = group_eras(encoded, self.era_groups)
         self.eras_ = None if encoded is None else encoded.labels
@@ -877,6 +887,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             irf_penalty=float(self.irf_penalty),
             min_samples_leaf_per_era=self.min_samples_leaf_per_era,
             min_agreement=self.min_agreement,
+            pooled_weight=float(self.pooled_weight),
             max_leaf_nodes=self.max_leaf_nodes,
             max_depth=self.max_depth,
         )
@@ -1539,6 +1550,16 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         flips between eras, and smaller trees as it nears 1. None (or 0) is
         off. Needs eras; with ``split_type='original'`` and no eras, fit
         raises a ``ValueError``.
+    pooled_weight : float in [0, 1], default=0.0
+        With ``split_type='era'`` or ``'directional'``, the era score of a
+        candidate becomes ``(1 - w) * era_score + w * gain / M``: a blend with
+        the pooled gain per era taking part, in the same units as the
+        per-era gains (docs/criteria.md, "Pooled weight"). Under
+        ``'directional'`` it ranks the candidates of equal directional
+        agreement. 0 is off (the model is bit-identical to one fitted
+        without it); 1 is the pooled gain per era. Not with
+        ``split_type='original'`` (a ``ValueError``: its score is the pooled
+        gain already).
     colsample_bytree : float in (0, 1], default=1.0
         Share of the features each tree may split on: ``round(colsample_bytree
         * n_features)`` of them (at least one), drawn afresh for each tree
@@ -1642,6 +1663,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         min_samples_leaf_per_era=None,
         era_groups=None,
         min_agreement=None,
+        pooled_weight=0.0,
         colsample_bytree=1.0,
         subsample=1.0,
         era_subsample=1.0,
@@ -1674,6 +1696,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
             min_samples_leaf_per_era=min_samples_leaf_per_era,
             era_groups=era_groups,
             min_agreement=min_agreement,
+            pooled_weight=pooled_weight,
             colsample_bytree=colsample_bytree,
             subsample=subsample,
             era_subsample=era_subsample,

@@ -199,6 +199,7 @@ def best_split(
     min_samples_leaf_per_era=None,
     is_categorical=None,
     min_agreement=None,
+    pooled_weight=0.0,
 ):
     """The split docs/criteria.md chooses among the rows ``rows``, or None.
 
@@ -234,6 +235,9 @@ def best_split(
                 * h.sum()
                 * invariance_penalty(left, g, h, eras, lam, era_set)
             )
+        if pooled_weight > 0 and split_type != "original" and len(era_set) > 0:
+            # the era score blended with the pooled gain per era
+            S = (1 - pooled_weight) * S + pooled_weight * (gain / len(era_set))
         # pooled progress under the era criteria
         progress = gain > POOLED_PROGRESS_RTOL * children
         if split_type == "original":

@@ -1,5 +1,5 @@
-"""The anchors' knobs (docs/criteria.md): ``era_groups`` and
-``min_agreement``, checked against the NumPy reference."""
+"""The anchors' knobs (docs/criteria.md): ``era_groups``, ``min_agreement``
+and ``pooled_weight``, checked against the NumPy reference."""
 
 import numpy as np
 import pytest
@@ -442,3 +442,103 @@ def test_gate_round_trips_a_model_file(tmp_path):
     write_model_file(tmp_path / "bad.eraboost", doc, members)
     with pytest.raises(ModelFileError, match="min_agreement"):
         load_model(tmp_path / "bad.eraboost")
+
+
+# -- pooled_weight ----------------------------------------------------------------
+WEIGHTS = [0.3, 0.5, 1.0]
+
+
+@pytest.mark.parametrize("split_type", ["era", "directional"])
+@pytest.mark.parametrize("alpha", [-np.inf, 0.0, 2.0])
+@pytest.mark.parametrize("weight", WEIGHTS)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_blended_nodes_match_reference(split_type, alpha, weight, sparse):
+    case = Case(1, 9, split_type, alpha, sparse=sparse, pooled_weight=weight)
+    assert case.check(3) >= 2
+
+
+@pytest.mark.parametrize("split_type", ["era", "directional"])
+@pytest.mark.parametrize("categorical", [False, True])
+def test_blend_with_hessians_l2_penalty_and_gate(split_type, categorical):
+    data = dict(
+        CATEGORICAL if categorical else {}, const_h=False, rows_per_era=(20, 60)
+    )
+    case = Case(
+        2,
+        6,
+        split_type,
+        -1.0,
+        lam=1.5,
+        min_samples_leaf=3,
+        data=data,
+        irf_penalty=0.3,
+        min_agreement=0.5,
+        pooled_weight=0.5,
+    )
+    assert case.check(3) >= 2
+
+
+def test_the_blend_binds_on_these_nodes():
+    changed = 0
+    for seed in range(4):
+        case = Case(seed, 9, "era", -np.inf)
+        args = (
+            case.Xb,
+            case.g,
+            case.h,
+            case.eras,
+            case.rows,
+            case.n_bins - 1,
+            case.has_missing,
+            "era",
+            -np.inf,
+        )
+        changed += _head(best_split(*args)) != _head(
+            best_split(*args, pooled_weight=0.5)
+        )
+    assert changed >= 1
+
+
+@pytest.mark.parametrize(
+    "split_type, alpha",
+    [("era", 0.0), ("era", -np.inf), ("directional", 0.0), ("directional", -np.inf)],
+)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_bounds_change_no_blended_split(split_type, alpha, sparse):
+    data = {"n_bins": (6, 4, 9, 64, 200), "missing": (False, True, False, True, True)}
+    data.update(rows_per_era=(30, 120))
+    case = Case(4, 12, split_type, alpha, data=data, sparse=sparse, pooled_weight=0.5)
+    assert same_splits_either_way(case, "bound_blocks") >= 3
+    assert case.check(3) >= 3
+
+
+@pytest.mark.parametrize("split_type", ["era", "directional"])
+def test_zero_weight_is_bit_identical(split_type):
+    X, y, eras = make_era_data(7, 6)
+    base = _booster(split_type=split_type).fit(X, y, eras=eras)
+    zero = _booster(split_type=split_type, pooled_weight=0.0).fit(X, y, eras=eras)
+    assert np.array_equal(zero.predict(X), base.predict(X))
+    half = _booster(split_type=split_type, pooled_weight=0.5).fit(X, y, eras=eras)
+    assert not np.array_equal(half.predict(X), base.predict(X))
+
+
+def test_weight_under_original_raises():
+    X, y, eras = make_era_data(1, 4)
+    with pytest.raises(ValueError, match=r"pooled_weight=0\.5 blends"):
+        _booster(pooled_weight=0.5).fit(X, y, eras=eras)
+
+
+@pytest.mark.parametrize("weight", [-0.1, 1.5, None, np.nan])
+def test_bad_weights_raise(weight):
+    X, y, eras = make_era_data(1, 4)
+    with pytest.raises(ValueError, match="pooled_weight"):
+        _booster(split_type="era", pooled_weight=weight).fit(X, y, eras=eras)
+
+
+def test_weight_round_trips_a_model_file(tmp_path):
+    X, y, eras = make_era_data(8, 5)
+    est = _booster(split_type="directional", pooled_weight=0.5).fit(X, y, eras=eras)
+    save_model(est, tmp_path / "m.eraboost")
+    loaded = load_model(tmp_path / "m.eraboost")
+    assert loaded.pooled_weight == 0.5
+    assert np.array_equal(loaded.predict(X), est.predict(X))

@@ -12,7 +12,8 @@ scorer's steps"):
 5. the direction count (``directional``);
 6. ``agreement_ok``: the directional agreement gate, with
    ``min_agreement``;
-7. ``criterion_of``: the criterion of ``split_type``;
+7. ``criterion_of``: the criterion of ``split_type`` (with
+   ``pooled_weight``, blended with the pooled gain per era);
 8. ``penalty``: the invariance penalty, when ``irf_penalty > 0``.
 
 ``better`` and ``takes_over`` rank the scores; ``offer`` scores a candidate
@@ -100,6 +101,7 @@ cdef struct criterion_t:
     unsigned int min_per_era  # min_samples_leaf_per_era; 0 is off
     int penalty_kind     # PenaltyKind (_common.pxd)
     double min_agreement  # the agreement gate; 0 is off
+    double pooled_weight  # the pooled gain's share of the era score; 0 is off
     bint const_h         # constant hessians: the hessian sums are the rows
     # the short forms that can be turned off, only to test that the splits
     # are the same without: the bounds (bounded) and the gain sums
@@ -263,6 +265,15 @@ cdef inline bint agreement_ok(const criterion_t *crit, const scan_t *s,
     return (<double> agree) / node.M >= crit.min_agreement
 
 
+cdef inline double pooled_blend(const criterion_t *crit, double era_score,
+                                double gain, int M) noexcept nogil:
+    """``pooled_weight`` w (docs/criteria.md, "Pooled weight"): ``(1 - w)
+    era_score + w gain / M``, the pooled gain per era taking part, in the
+    units of the per-era gains."""
+    cdef double w = crit.pooled_weight
+    return (1.0 - w) * era_score + w * (gain / M)
+
+
 cdef inline double criterion_of(const criterion_t *crit, double gain,
                                 double gsum, const node_sums_t *node,
                                 era_scratch_t *era_scratch) noexcept nogil:
@@ -270,13 +281,18 @@ cdef inline double criterion_of(const criterion_t *crit, double gain,
     gain (original), or the Boltzmann operator of the gains of the eras
     taking part (era, and directional's tie-break)."""
     cdef int i, M = node.M
+    cdef double c
     if crit.split_type == ORIGINAL:
         return gain
     if crit.alpha == 0.0:
-        return gsum / M  # the absent eras' gains are zeros
-    for i in range(M):
-        era_scratch.gc[i] = era_scratch.gains[node.present[i]]
-    return boltzmann(era_scratch.gc, M, crit.alpha)
+        c = gsum / M  # the absent eras' gains are zeros
+    else:
+        for i in range(M):
+            era_scratch.gc[i] = era_scratch.gains[node.present[i]]
+        c = boltzmann(era_scratch.gc, M, crit.alpha)
+    if crit.pooled_weight > 0.0:
+        return pooled_blend(crit, c, gain, M)
+    return c
 
 
 cdef inline double penalty(const criterion_t *crit, const scan_t *s,
@@ -394,7 +410,8 @@ cdef inline bint bounded(const criterion_t *crit) noexcept nogil:
     ``boltzmann_alpha <= 0``, between candidates as many eras agree
     on)."""
     return crit.bound_blocks and (
-        (crit.split_type == ERA and crit.alpha <= 0.0)
+        (crit.split_type == ERA and crit.alpha <= 0.0
+         and crit.pooled_weight == 0.0)
         or crit.split_type == DIRECTIONAL)
 
 
@@ -490,8 +507,9 @@ cdef inline bint block_below_best(const criterion_t *crit,
             node.is_present, crit.lam, crit.const_h, node.E)
         if dc < thr:
             return True
-        if (crit.alpha > 0.0 or not best.sc.found
-                or dc != best.sc.direction_count):
+        # the era score's bound holds no pooled gain (pooled_weight)
+        if (crit.alpha > 0.0 or crit.pooled_weight > 0.0
+                or not best.sc.found or dc != best.sc.direction_count):
             return False
         thr = best.sc.criterion
     bsum = era_block_bound(era_scratch.dmin, era_scratch.dmax,
@@ -534,7 +552,7 @@ cdef inline bint below_best(const criterion_t *crit, const node_sums_t *node,
     scored."""
     cdef double thr
     if (crit.split_type != ERA or crit.alpha != 0.0
-            or crit.irf_penalty > 0.0):
+            or crit.irf_penalty > 0.0 or crit.pooled_weight > 0.0):
         return False
     thr = best_so_far(crit, node, best)
     if not thr > 0.0:

@@ -279,6 +279,9 @@ cdef class Splitter:
         decrease of weighted Gini impurity.
     min_agreement : float, default=0
         The directional agreement gate (docs/criteria.md); 0 is off.
+    pooled_weight : float, default=0
+        The pooled gain's share of the era score (docs/criteria.md); 0 is
+        off.
 
     With a single era, ``split_type=0`` and neither option, candidates are
     scored on the pooled histogram by scikit-learn's gain; otherwise from the
@@ -350,7 +353,7 @@ cdef class Splitter:
                  unsigned int min_samples_leaf, bint hessians_are_constant,
                  int n_threads, is_categorical=None, double irf_penalty=0.0,
                  unsigned int min_samples_leaf_per_era=0, int penalty_kind=0,
-                 double min_agreement=0.0):
+                 double min_agreement=0.0, double pooled_weight=0.0):
         if split_type not in SPLIT_TYPES.values():
             raise ValueError(f"split_type must be one of "
                              f"{sorted(SPLIT_TYPES.values())}, got {split_type}")
@@ -374,6 +377,7 @@ cdef class Splitter:
         self.crit.min_per_era = min_samples_leaf_per_era
         self.crit.penalty_kind = penalty_kind
         self.crit.min_agreement = min_agreement
+        self.crit.pooled_weight = pooled_weight
         self.bound_blocks = True
         self.gain_sums = True
         self.wins = np.zeros(len(n_bins), dtype=np.int64)

@@ -44,6 +44,8 @@ class EngineSettings:
         None is off.
     min_agreement : float or None
         The directional agreement gate; None (or 0) is off.
+    pooled_weight : float
+        The pooled gain's share of the era score; 0 is off.
     penalty_kind : {"value_variance", "rate_spread"}
         The boosters' invariance penalty, or the forests' changing-rate one.
     max_leaf_nodes, max_depth : int or None
@@ -59,6 +61,7 @@ class EngineSettings:
     irf_penalty: float = 0.0
     min_samples_leaf_per_era: int | None = None
     min_agreement: float | None = None
+    pooled_weight: float = 0.0
     penalty_kind: str = "value_variance"
     max_leaf_nodes: int | None = None
     max_depth: int | None = None
@@ -272,6 +275,7 @@ def build_engine(
         min_samples_leaf_per_era=int(settings.min_samples_leaf_per_era or 0),
         penalty_kind=PENALTY_KINDS[settings.penalty_kind],
         min_agreement=float(settings.min_agreement or 0.0),
+        pooled_weight=float(settings.pooled_weight),
     )
     if codes is None:
         root_rows = np.arange(X_binned.shape[0], dtype=np.uint32)
