@@ -3,6 +3,7 @@
 import numbers
 import re
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -310,6 +311,106 @@ def era_train_val_split(
     return val_eras[codes]
 
 
+def group_eras(encoded, era_groups, fit_eras=None, name="eras"):
+    """The eras of some rows replaced by their groups (``era_groups``,
+    docs/criteria.md, "Era groups").
+
+    Parameters
+    ----------
+    encoded : EncodedEras or None
+        The eras of the rows; None is returned as is.
+    era_groups : int, mapping or None
+        None: each era its own group (``encoded`` is returned). An int k:
+        the eras, in their natural order, cut into k contiguous groups of
+        near-equal numbers of eras, labelled 0 .. k - 1 (the first
+        ``n_eras % k`` groups hold one era more). A mapping: the group of
+        each era, every era of the rows a key.
+    fit_eras : EncodedEras or None, default=None
+        With an int, the eras of the training rows, whose cut also groups
+        these rows (validation eras): an era joins the group of the last
+        training era at or before it in natural order (the first group
+        when it comes before them all). None: these rows are the training
+        rows.
+    name : str, default="eras"
+        Name of the eras in error messages.
+
+    Returns
+    -------
+    grouped : EncodedEras or None
+    """
+    if encoded is None or era_groups is None:
+        return encoded
+    labels = encoded.labels
+    if isinstance(era_groups, Mapping):
+        missing, values = [], []
+        for label in labels:
+            key = _mapping_key(era_groups, label)
+            if key is _MISSING:
+                missing.append(label)
+            else:
+                values.append(era_groups[key])
+        if missing:
+            raise ValueError(
+                f"era_groups is a mapping without a group for {len(missing)} "
+                f"of the {labels.size} eras in {name}: {label_list(missing)}; "
+                "give every era a group."
+            )
+        codes, group_labels = check_eras(
+            _as_label_array(values), labels.size, name="era_groups' groups"
+        )
+        return EncodedEras(codes[encoded.codes], group_labels)
+    k = int(era_groups)
+    if fit_eras is None:
+        if k > labels.size:
+            raise ValueError(
+                f"era_groups={k} asks for more groups than the {labels.size} "
+                f"eras in {name}; give at most {labels.size} groups."
+            )
+        group_of = _cut(labels.size, k)
+    else:
+        group_of = _groups_by_cut(labels, fit_eras.labels, _cut(fit_eras.n_eras, k))
+    used, codes = np.unique(group_of[encoded.codes], return_inverse=True)
+    return EncodedEras(codes.astype(np.int32).ravel(), used)
+
+
+_MISSING = object()
+
+
+def _mapping_key(mapping, label):
+    """The key of ``mapping`` for an era label (a NumPy scalar, or its
+    Python value), or ``_MISSING``."""
+    for key in (label, label.item() if isinstance(label, np.generic) else label):
+        try:
+            if key in mapping:
+                return key
+        except TypeError:
+            continue
+    return _MISSING
+
+
+def _cut(n_eras, k):
+    """The group (0 .. k - 1) of each of ``n_eras`` eras in order: k
+    contiguous groups, the first ``n_eras % k`` one era longer."""
+    sizes = np.full(k, n_eras // k)
+    sizes[: n_eras % k] += 1
+    return np.repeat(np.arange(k), sizes)
+
+
+def _groups_by_cut(labels, fit_labels, fit_group):
+    """The group of each of ``labels``: that of the last of ``fit_labels``
+    at or before it in natural order (the first group before them all)."""
+    try:
+        union = np.concatenate([np.asarray(fit_labels), np.asarray(labels)])
+    except (TypeError, ValueError):
+        union = np.empty(len(fit_labels) + len(labels), dtype=object)
+        union[:] = list(fit_labels) + list(labels)
+    rank, _ = check_eras(union, union.size, name="the eras of fit and of eras_val")
+    fit_rank = rank[: len(fit_labels)]
+    order = np.argsort(fit_rank, kind="stable")
+    at = np.searchsorted(fit_rank[order], rank[len(fit_labels) :], side="right") - 1
+    return np.asarray(fit_group)[order][np.maximum(at, 0)]
+
+
 def label_list(values, limit=10):
     """Labels as a Python list for messages, cut after ``limit`` of them.
 
@@ -393,13 +494,15 @@ def check_boltzmann_alpha(alpha):
 def era_options_text(estimator):
     """The era-aware options an estimator has set, as text (empty when none).
 
-    Reads ``split_type``, ``irf_penalty`` and ``min_samples_leaf_per_era``
-    (``_engine._common.era_options_set`` decides which are set).
+    Reads ``split_type``, ``irf_penalty``, ``min_samples_leaf_per_era`` and
+    ``min_agreement`` (``_engine._common.era_options_set`` decides which are
+    set).
     """
     names = era_options_set(
         estimator.split_type,
         estimator.irf_penalty,
         estimator.min_samples_leaf_per_era,
+        getattr(estimator, "min_agreement", None),
     )
     return [f"{name}={getattr(estimator, name)!r}" for name in names]
 

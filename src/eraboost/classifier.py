@@ -116,6 +116,23 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
         at least this many rows on each side of a split. With
         ``split_type='era'`` and ``boltzmann_alpha=-np.inf``, the TRT's
         worst-period criterion; with ``boltzmann_alpha=0`` its average one.
+    era_groups : int, dict or None, default=None
+        Groups of eras that fit uses as its eras, as for
+        :class:`~eraboost.HistGradientBoostingRegressor`: an int ``k >= 2``
+        cuts the eras, in their natural order, into ``k`` contiguous groups
+        of near-equal numbers of eras; a dict maps every era to its group.
+        None: each era its own group.
+    min_agreement : float in [0, 1] or None, default=None
+        A gate on directional agreement, as for
+        :class:`~eraboost.HistGradientBoostingRegressor`: a candidate split
+        is considered only when at least this share of the node's eras move
+        the same way as the pooled split (from the tree's class gradients).
+        None (or 0) is off. Needs eras.
+    pooled_weight : float in [0, 1], default=0.0
+        The pooled gain's share of the era score, as for
+        :class:`~eraboost.HistGradientBoostingRegressor`: ``(1 - w) *
+        era_score + w * gain / M`` under ``split_type='era'`` or
+        ``'directional'``. 0 is off.
     colsample_bytree : float in (0, 1], default=1.0
         Share of the features each tree may split on, drawn afresh for each
         tree (LightGBM's ``feature_fraction``).
@@ -203,6 +220,9 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
         boltzmann_alpha=0.0,
         irf_penalty=0.0,
         min_samples_leaf_per_era=None,
+        era_groups=None,
+        min_agreement=None,
+        pooled_weight=0.0,
         colsample_bytree=1.0,
         subsample=1.0,
         era_subsample=1.0,
@@ -233,6 +253,9 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
             boltzmann_alpha=boltzmann_alpha,
             irf_penalty=irf_penalty,
             min_samples_leaf_per_era=min_samples_leaf_per_era,
+            era_groups=era_groups,
+            min_agreement=min_agreement,
+            pooled_weight=pooled_weight,
             colsample_bytree=colsample_bytree,
             subsample=subsample,
             era_subsample=era_subsample,

@@ -25,6 +25,7 @@ in the booster; ``split_type="era", boltzmann_alpha=-np.inf`` with
 
 import math
 import warnings
+from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
@@ -45,9 +46,10 @@ from ._engine.binning import INT_DTYPES, BinMapper
 from ._engine.engine import EngineSettings, build_engine
 from ._engine.grower import TreeGrower
 from ._eras import (
+    EncodedEras,
     check_boltzmann_alpha,
-    check_eras,
     era_options_text,
+    group_eras,
     label_list,
     warn_single_era,
     warn_unsplittable_eras,
@@ -221,6 +223,8 @@ class _BaseInvariantForest(BaseEstimator):
         "boltzmann_alpha": [Real],
         "irf_penalty": [Interval(Real, 0, None, closed="left")],
         "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"), None],
+        "era_groups": [Interval(Integral, 2, None, closed="left"), Mapping, None],
+        "min_agreement": [Interval(Real, 0, 1, closed="both"), None],
         "bootstrap": ["boolean"],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
@@ -245,6 +249,8 @@ class _BaseInvariantForest(BaseEstimator):
         boltzmann_alpha=0.0,
         irf_penalty=0.0,
         min_samples_leaf_per_era=None,
+        era_groups=None,
+        min_agreement=None,
         bootstrap=True,
         max_depth=None,
         min_samples_leaf=1,
@@ -260,6 +266,8 @@ class _BaseInvariantForest(BaseEstimator):
         self.boltzmann_alpha = boltzmann_alpha
         self.irf_penalty = irf_penalty
         self.min_samples_leaf_per_era = min_samples_leaf_per_era
+        self.era_groups = era_groups
+        self.min_agreement = min_agreement
         self.bootstrap = bootstrap
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
@@ -363,8 +371,26 @@ class _BaseInvariantForest(BaseEstimator):
     def _encode_eras(self, eras, n_samples):
         """Era codes of the rows (all 0 without eras); sets ``eras_`` and
         ``n_eras_``."""
+        if eras is None and self.era_groups is not None:
+            raise ValueError(
+                f"era_groups={self.era_groups!r} groups the eras, but no eras "
+                "were given: pass fit(..., eras=...) or leave era_groups=None."
+            )
+        if (
+            eras is None
+            and self.min_agreement is not None
+            and self.split_type == "original"
+        ):
+            raise ValueError(
+                f"min_agreement={self.min_agreement!r} gates splits by the "
+                "eras' agreement, but no eras were given: pass fit(..., "
+                "eras=...) or leave min_agreement=None."
+            )
         if eras is not None:
-            codes, labels = check_eras(eras, n_samples)
+            grouped = group_eras(
+                EncodedEras.from_labels(eras, n_samples), self.era_groups
+            )
+            codes, labels = grouped.codes, grouped.labels
         else:
             codes, labels = np.zeros(n_samples, dtype=np.int32), np.array([0])
         self.eras_ = labels if eras is not None else None
@@ -392,6 +418,7 @@ class _BaseInvariantForest(BaseEstimator):
                 min_samples_leaf=int(self.min_samples_leaf),
                 irf_penalty=float(self.irf_penalty),
                 min_samples_leaf_per_era=self.min_samples_leaf_per_era,
+                min_agreement=self.min_agreement,
                 penalty_kind=penalty_kind,
                 max_depth=self.max_depth,
                 depth_first=True,
@@ -503,6 +530,20 @@ _DOC_PARAMS = """
     min_samples_leaf_per_era : int or None, default=None
         Every era in a node keeps at least this many (distinct) rows on each
         side of a split (the Time Robust Tree's constraint).
+    era_groups : int, dict or None, default=None
+        Groups of eras that fit uses in place of the eras (docs/criteria.md,
+        "Era groups"): an int ``k >= 2`` cuts the distinct eras, in their
+        natural order, into ``k`` contiguous groups of near-equal numbers of
+        eras; a dict maps each era to its group label (every era a key). The
+        criteria, the penalty, the per-era minimum and the bootstrap within
+        eras then see the groups; ``eras_`` holds the group labels. None:
+        each era its own group. Needs eras.
+    min_agreement : float in [0, 1] or None, default=None
+        A gate on directional agreement (docs/criteria.md, "Directional
+        agreement"): a candidate split is considered only when at least this
+        share of the node's eras move the same way as the pooled split.
+        Among those that pass, ``split_type`` chooses. None (or 0) is off.
+        Needs eras.
     bootstrap : bool, default=True
         Grow each tree on a bootstrap sample drawn separately within each
         era (every era keeps its size); without eras, one bootstrap over all

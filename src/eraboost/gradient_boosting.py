@@ -3,6 +3,7 @@
 import hashlib
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
@@ -56,6 +57,7 @@ from ._eras import (
     check_validation_size,
     era_options_text,
     era_train_val_split,
+    group_eras,
     warn_single_era,
     warn_unsplittable_eras,
 )
@@ -260,6 +262,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         "boltzmann_alpha": [Real],
         "irf_penalty": [Interval(Real, 0, None, closed="left")],
         "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"), None],
+        "era_groups": [Interval(Integral, 2, None, closed="left"), Mapping, None],
+        "min_agreement": [Interval(Real, 0, 1, closed="both"), None],
+        "pooled_weight": [Interval(Real, 0, 1, closed="both")],
         "colsample_bytree": [Interval(RealNotInt, 0, 1, closed="right")],
         "subsample": [Interval(RealNotInt, 0, 1, closed="right")],
         "era_subsample": [Interval(RealNotInt, 0, 1, closed="right")],
@@ -294,6 +299,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         boltzmann_alpha,
         irf_penalty,
         min_samples_leaf_per_era,
+        era_groups,
+        min_agreement,
+        pooled_weight,
         colsample_bytree,
         subsample,
         era_subsample,
@@ -323,6 +331,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self.boltzmann_alpha = boltzmann_alpha
         self.irf_penalty = irf_penalty
         self.min_samples_leaf_per_era = min_samples_leaf_per_era
+        self.era_groups = era_groups
+        self.min_agreement = min_agreement
+        self.pooled_weight = pooled_weight
         self.colsample_bytree = colsample_bytree
         self.subsample = subsample
         self.era_subsample = era_subsample
@@ -660,6 +671,30 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         signature = _fit_data_signature(n_samples, encoded)
         if warm:
             self._check_warm_start_data(signature)
+        if self.era_groups is not None and encoded is None:
+            raise ValueError(
+                f"era_groups={self.era_groups!r} groups the eras, but no eras "
+                "were given: pass fit(..., eras=...) or leave era_groups=None."
+            )
+        if (
+            self.min_agreement is not None
+            and self.split_type == "original"
+            and encoded is None
+        ):
+            raise ValueError(
+                f"min_agreement={self.min_agreement!r} gates splits by the "
+                "eras' agreement, but no eras were given: pass fit(..., "
+                "eras=...) or leave min_agreement=None."
+            )
+        if self.pooled_weight > 0 and self.split_type == "original":
+            raise ValueError(
+                f"pooled_weight={self.pooled_weight!r} blends the pooled gain "
+                "into an era criterion, but split_type='original' scores by "
+                "the pooled gain already: use split_type='era' or "
+                "'directional', or leave pooled_weight=0."
+            )
+        fit_eras = encoded
+        encoded = group_eras(encoded, self.era_groups)
         self.eras_ = None if encoded is None else encoded.labels
         self.n_eras_ = 1 if encoded is None else encoded.n_eras
         if self.era_subsample < 1.0 and encoded is None:
@@ -691,8 +726,11 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 )
                 _check_weight_scale(sample_weight_val, "sample_weight_val")
             if eras_val is not None:
-                encoded_val = EncodedEras.from_labels(
-                    eras_val, X_val.shape[0], name="eras_val"
+                encoded_val = group_eras(
+                    EncodedEras.from_labels(eras_val, X_val.shape[0], name="eras_val"),
+                    self.era_groups,
+                    fit_eras=fit_eras,
+                    name="eras_val",
                 )
             if self.early_stopping is False:
                 raise ValueError(
@@ -848,6 +886,8 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             min_samples_leaf=int(self.min_samples_leaf),
             irf_penalty=float(self.irf_penalty),
             min_samples_leaf_per_era=self.min_samples_leaf_per_era,
+            min_agreement=self.min_agreement,
+            pooled_weight=float(self.pooled_weight),
             max_leaf_nodes=self.max_leaf_nodes,
             max_depth=self.max_depth,
         )
@@ -1485,6 +1525,41 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         trees whose splits exist in every era; too large a value stops
         growth early. Without eras it acts as a pooled minimum on
         ``min_samples_leaf``.
+    era_groups : int, dict or None, default=None
+        Groups of eras that fit uses in place of the eras (docs/criteria.md,
+        "Era groups"), as the era-splitting paper grouped Numerai's eras: an
+        int ``k >= 2`` cuts the distinct eras, in their natural order, into
+        ``k`` contiguous groups of near-equal numbers of eras (labelled 0 ..
+        k - 1); a dict maps each era to its group label, and every era given
+        to fit must be a key. Every use of the eras in fit sees the groups:
+        the criteria, the per-era minimum and penalty, the whole-era
+        validation split, ``era_subsample`` and the early-stopping scorer;
+        ``eras_val`` is grouped by the same dict, or with an int by the
+        training eras' cut (an era joins the group of the last training era
+        at or before it). ``eras_`` and ``n_eras_`` describe the groups.
+        Fewer, larger groups give each per-era gain more rows and make the
+        era criteria less noisy. None: each era its own group. Needs eras.
+    min_agreement : float in [0, 1] or None, default=None
+        A gate on directional agreement (docs/criteria.md, "Directional
+        agreement"): a candidate split is considered only when at least
+        this share of the node's eras move the same way as the pooled
+        split (each era's left-minus-right value difference has the sign
+        of the pooled one; an era with an empty side or equal values does
+        not agree). Among the candidates that pass, the ``split_type``'s
+        own score chooses. Expect fewer splits on features whose effect
+        flips between eras, and smaller trees as it nears 1. None (or 0) is
+        off. Needs eras; with ``split_type='original'`` and no eras, fit
+        raises a ``ValueError``.
+    pooled_weight : float in [0, 1], default=0.0
+        With ``split_type='era'`` or ``'directional'``, the era score of a
+        candidate becomes ``(1 - w) * era_score + w * gain / M``: a blend with
+        the pooled gain per era taking part, in the same units as the
+        per-era gains (docs/criteria.md, "Pooled weight"). Under
+        ``'directional'`` it ranks the candidates of equal directional
+        agreement. 0 is off (the model is bit-identical to one fitted
+        without it); 1 is the pooled gain per era. Not with
+        ``split_type='original'`` (a ``ValueError``: its score is the pooled
+        gain already).
     colsample_bytree : float in (0, 1], default=1.0
         Share of the features each tree may split on: ``round(colsample_bytree
         * n_features)`` of them (at least one), drawn afresh for each tree
@@ -1525,7 +1600,8 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
     train_score_ : ndarray
     validation_score_ : ndarray
     eras_ : ndarray or None
-        The distinct era labels seen in fit.
+        The distinct era labels seen in fit (the group labels with
+        ``era_groups``).
     n_eras_ : int
     is_categorical_ : ndarray of bool (n_features,) or None
         The categorical features; None when there are none.
@@ -1585,6 +1661,9 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         boltzmann_alpha=0.0,
         irf_penalty=0.0,
         min_samples_leaf_per_era=None,
+        era_groups=None,
+        min_agreement=None,
+        pooled_weight=0.0,
         colsample_bytree=1.0,
         subsample=1.0,
         era_subsample=1.0,
@@ -1615,6 +1694,9 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
             boltzmann_alpha=boltzmann_alpha,
             irf_penalty=irf_penalty,
             min_samples_leaf_per_era=min_samples_leaf_per_era,
+            era_groups=era_groups,
+            min_agreement=min_agreement,
+            pooled_weight=pooled_weight,
             colsample_bytree=colsample_bytree,
             subsample=subsample,
             era_subsample=era_subsample,

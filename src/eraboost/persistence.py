@@ -1385,12 +1385,22 @@ def _kinds():
     }
 
 
+# Parameters added after model format 2 was set: a file written before them
+# lacks them, and the estimator keeps their defaults (the models it held).
+_ADDED_PARAMS = ("era_groups", "min_agreement", "pooled_weight")
+
+
 def _make_estimator(cls, params):
     """The estimator made by its constructor, with the file's parameters set
     and checked by scikit-learn's constraints."""
     est = cls()
     known = est.get_params(deep=False)
-    params = _fields(params, "params", tuple(known))
+    params = _fields(
+        params,
+        "params",
+        tuple(k for k in known if k not in _ADDED_PARAMS),
+        tuple(k for k in known if k in _ADDED_PARAMS),
+    )
     decoded = {
         name: _decode_param(value, f"the parameter {name}")
         for name, value in params.items()

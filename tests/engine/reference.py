@@ -124,6 +124,33 @@ def min_rows_per_era(left, eras, era_set=None):
     )
 
 
+def agreement(left, g, h, eras, lam, era_set=None):
+    """A(s) of docs/criteria.md ("Directional agreement"): the share of the
+    eras of ``era_set`` (default: all of the node's) whose left-minus-right
+    value difference has the sign of the pooled one; an era with an empty
+    side does not agree, nor any when the pooled values are equal; 0 for
+    no era."""
+    era_set = np.unique(eras) if era_set is None else era_set
+    right = ~left
+    pooled = np.sign(
+        newton(g[left].sum(), h[left].sum(), lam)
+        - newton(g[right].sum(), h[right].sum(), lam)
+    )
+    if pooled == 0 or len(era_set) == 0:
+        return 0.0
+    agree = 0
+    for e in era_set:
+        m = eras == e
+        L, R = m & left, m & right
+        if L.sum() == 0 or R.sum() == 0:
+            continue
+        d = np.sign(
+            newton(g[L].sum(), h[L].sum(), lam) - newton(g[R].sum(), h[R].sum(), lam)
+        )
+        agree += int(d == pooled)
+    return agree / len(era_set)
+
+
 def evaluate(left, g, h, eras, lam, alpha, era_set=None):
     """Pooled gain, S_era, |sum d_e|, M and the per-era children's score
     ``sum_e score(G_Le, H_Le) + score(G_Re, H_Re)`` for one candidate, over
@@ -171,6 +198,8 @@ def best_split(
     irf_penalty=0.0,
     min_samples_leaf_per_era=None,
     is_categorical=None,
+    min_agreement=None,
+    pooled_weight=0.0,
 ):
     """The split docs/criteria.md chooses among the rows ``rows``, or None.
 
@@ -193,6 +222,11 @@ def best_split(
             fewest = min_rows_per_era(left, eras, era_set)
             if fewest is not None and fewest < min_samples_leaf_per_era:
                 continue
+        if (
+            min_agreement is not None
+            and agreement(left, g, h, eras, lam, era_set) < min_agreement
+        ):
+            continue
         gain, S, D, _M, children = evaluate(left, g, h, eras, lam, alpha, era_set)
         penalty = 0.0
         if irf_penalty > 0:
@@ -201,6 +235,9 @@ def best_split(
                 * h.sum()
                 * invariance_penalty(left, g, h, eras, lam, era_set)
             )
+        if pooled_weight > 0 and split_type != "original" and len(era_set) > 0:
+            # the era score blended with the pooled gain per era
+            S = (1 - pooled_weight) * S + pooled_weight * (gain / len(era_set))
         # pooled progress under the era criteria
         progress = gain > POOLED_PROGRESS_RTOL * children
         if split_type == "original":
@@ -212,3 +249,19 @@ def best_split(
         if ok and (best_key is None or key > best_key):
             best, best_key = (f, b, miss_left), key
     return None if best is None else (*best, best_key)
+
+
+def era_groups_of(eras, era_groups):
+    """The group of each row's era (docs/criteria.md, "Era groups"): an int
+    k cuts the sorted distinct eras into k contiguous groups of near-equal
+    numbers of eras (``np.array_split``'s sizes), labelled 0 .. k-1; a dict
+    maps each era to its group."""
+    eras = np.asarray(eras)
+    if isinstance(era_groups, dict):
+        return np.array([era_groups[e.item()] for e in eras])
+    labels = np.unique(eras)
+    group = {}
+    for j, part in enumerate(np.array_split(labels, era_groups)):
+        for label in part:
+            group[label] = j
+    return np.array([group[e] for e in eras])

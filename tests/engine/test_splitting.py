@@ -117,6 +117,7 @@ class Case:
                 split_type != "original"
                 or options.get("irf_penalty")
                 or options.get("min_samples_leaf_per_era")
+                or options.get("min_agreement")
             )
         )
         self.Xb, self.n_bins, g, h, self.eras, self.has_missing = make_node(
@@ -159,7 +160,12 @@ class Case:
         self.h = np.broadcast_to(h, g.shape).astype(np.float64)
         self.ref_options = {
             k: options[k]
-            for k in ("irf_penalty", "min_samples_leaf_per_era")
+            for k in (
+                "irf_penalty",
+                "min_samples_leaf_per_era",
+                "min_agreement",
+                "pooled_weight",
+            )
             if options.get(k)
         }
         # the rows grouped by era, as the grower keeps them

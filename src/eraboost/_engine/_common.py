@@ -37,11 +37,14 @@ SPLIT_TYPES = {"original": 0, "era": 1, "directional": 2}
 MIN_HESSIAN_TO_SPLIT = 1e-3
 
 
-def era_options_set(split_type, irf_penalty, min_samples_leaf_per_era):
+def era_options_set(
+    split_type, irf_penalty, min_samples_leaf_per_era, min_agreement=None
+):
     """The era-aware options that are set, by name, in parameter order:
     ``"split_type"`` (any criterion but "original"), ``"irf_penalty"``
-    (above 0), ``"min_samples_leaf_per_era"`` (neither None nor 0). Empty:
-    the criterion is pooled and needs no per-era sums.
+    (above 0), ``"min_samples_leaf_per_era"`` (neither None nor 0),
+    ``"min_agreement"`` (neither None nor 0). Empty: the criterion is
+    pooled and needs no per-era sums.
 
     The one test of whether an option needs the eras, for the estimators'
     warnings, ``engine.EngineSettings`` and ``_splitting.Splitter``.
@@ -52,6 +55,7 @@ def era_options_set(split_type, irf_penalty, min_samples_leaf_per_era):
         A name of ``SPLIT_TYPES`` or its code.
     irf_penalty : float
     min_samples_leaf_per_era : int or None
+    min_agreement : float or None, default=None
 
     Returns
     -------
@@ -66,4 +70,6 @@ def era_options_set(split_type, irf_penalty, min_samples_leaf_per_era):
         names.append("irf_penalty")
     if min_samples_leaf_per_era is not None and min_samples_leaf_per_era > 0:
         names.append("min_samples_leaf_per_era")
+    if min_agreement is not None and min_agreement > 0:
+        names.append("min_agreement")
     return names

@@ -252,7 +252,10 @@ cdef bint score_per_era_sparse(const criterion_t *crit, const scan_t *s,
     cdef int E = node.E, M = node.M, k, step = 0, e, d, dsum = 0, i
     cdef bint const_h = crit.const_h, changed = False
     cdef bint directional = crit.split_type == DIRECTIONAL
-    cdef bint screen = bounded(crit) and crit.alpha <= 0.0
+    # the running gain sum bounds the era score, not a blend with the
+    # pooled gain (pooled_weight)
+    cdef bint screen = (bounded(crit) and crit.alpha <= 0.0
+                        and crit.pooled_weight == 0.0)
     # constant hessians and lam = 0: the gains' shorter form, the same
     # values (eb_era_gain_of)
     cdef bint by_counts = counts(crit)

@@ -10,8 +10,11 @@ scorer's steps"):
    difference on the per-era path;
 4. ``pooled_progress``, under the era criteria;
 5. the direction count (``directional``);
-6. ``criterion_of``: the criterion of ``split_type``;
-7. ``penalty``: the invariance penalty, when ``irf_penalty > 0``.
+6. ``agreement_ok``: the directional agreement gate, with
+   ``min_agreement``;
+7. ``criterion_of``: the criterion of ``split_type`` (with
+   ``pooled_weight``, blended with the pooled gain per era);
+8. ``penalty``: the invariance penalty, when ``irf_penalty > 0``.
 
 ``better`` and ``takes_over`` rank the scores; ``offer`` scores a candidate
 of a per-era scan and keeps it when it takes over.
@@ -71,8 +74,8 @@ from libc.math cimport INFINITY
 
 from ._common cimport (ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE, int64_t)
 from ._criteria cimport (score, boltzmann, value_variance, rate_spread,
-                         era_directions, era_direction_of, era_block_bound,
-                         era_block_directions)
+                         era_directions, era_direction, era_direction_of,
+                         era_block_bound, era_block_directions)
 from ._scan cimport (score_t, split_t, node_sums_t, scan_t, pooled_t,
                      era_scratch_t, era_view_t, load_best, raise_best)
 
@@ -97,6 +100,8 @@ cdef struct criterion_t:
     double irf_penalty
     unsigned int min_per_era  # min_samples_leaf_per_era; 0 is off
     int penalty_kind     # PenaltyKind (_common.pxd)
+    double min_agreement  # the agreement gate; 0 is off
+    double pooled_weight  # the pooled gain's share of the era score; 0 is off
     bint const_h         # constant hessians: the hessian sums are the rows
     # the short forms that can be turned off, only to test that the splits
     # are the same without: the bounds (bounded) and the gain sums
@@ -229,6 +234,46 @@ cdef inline bint pooled_progress(double gain, double gsum,
     return gain > 0.0 and gain > POOLED_PROGRESS_RTOL * (gsum + node.ts_part)
 
 
+cdef inline bint agreement_ok(const criterion_t *crit, const scan_t *s,
+                              const pooled_t *p, const node_sums_t *node,
+                              const era_view_t *era_sums) noexcept nogil:
+    """The directional agreement gate (docs/criteria.md, "Directional
+    agreement"): the share of the eras taking part whose left-minus-right
+    value difference has the pooled one's sign, at least
+    ``min_agreement``. An era with an empty side, or equal values, and
+    every era when the pooled values are equal, does not agree; 0 eras
+    taking part agree 0."""
+    cdef int i, e, d, pooled, agree = 0
+    cdef bint by_counts = crit.const_h and crit.lam == 0.0
+    # the scanned side plays the left side of the eras, so the pool's
+    # too (both directions negated together); a candidate has rows on
+    # both sides (min_samples_leaf >= 1)
+    if s.scanned_is_left:
+        pooled = era_direction(p.GL, p.HL, 1.0, p.GR, p.HR, 1.0, crit.lam)
+    else:
+        pooled = era_direction(p.GR, p.HR, 1.0, p.GL, p.HL, 1.0, crit.lam)
+    if pooled != 0:
+        for i in range(node.M):
+            e = node.present[i]
+            d = era_direction_of(
+                era_sums.qg[e], era_sums.qh[e], era_sums.qn[e],
+                node.tg[e] - era_sums.qg[e], node.th[e] - era_sums.qh[e],
+                node.tn[e] - era_sums.qn[e], crit.lam, by_counts)
+            agree += d == pooled
+    if node.M == 0:
+        return 0.0 >= crit.min_agreement
+    return (<double> agree) / node.M >= crit.min_agreement
+
+
+cdef inline double pooled_blend(const criterion_t *crit, double era_score,
+                                double gain, int M) noexcept nogil:
+    """``pooled_weight`` w (docs/criteria.md, "Pooled weight"): ``(1 - w)
+    era_score + w gain / M``, the pooled gain per era taking part, in the
+    units of the per-era gains."""
+    cdef double w = crit.pooled_weight
+    return (1.0 - w) * era_score + w * (gain / M)
+
+
 cdef inline double criterion_of(const criterion_t *crit, double gain,
                                 double gsum, const node_sums_t *node,
                                 era_scratch_t *era_scratch) noexcept nogil:
@@ -236,13 +281,18 @@ cdef inline double criterion_of(const criterion_t *crit, double gain,
     gain (original), or the Boltzmann operator of the gains of the eras
     taking part (era, and directional's tie-break)."""
     cdef int i, M = node.M
+    cdef double c
     if crit.split_type == ORIGINAL:
         return gain
     if crit.alpha == 0.0:
-        return gsum / M  # the absent eras' gains are zeros
-    for i in range(M):
-        era_scratch.gc[i] = era_scratch.gains[node.present[i]]
-    return boltzmann(era_scratch.gc, M, crit.alpha)
+        c = gsum / M  # the absent eras' gains are zeros
+    else:
+        for i in range(M):
+            era_scratch.gc[i] = era_scratch.gains[node.present[i]]
+        c = boltzmann(era_scratch.gc, M, crit.alpha)
+    if crit.pooled_weight > 0.0:
+        return pooled_blend(crit, c, gain, M)
+    return c
 
 
 cdef inline double penalty(const criterion_t *crit, const scan_t *s,
@@ -297,6 +347,7 @@ cdef inline score_t score_candidate(const criterion_t *crit, const scan_t *s,
     (``era_minimum_ok``), the monotonic constraint (``monotonic_ok``), the
     pooled gain (``pooled_gain``), pooled progress under the era criteria
     (``pooled_progress``), the direction count (directional), the
+    agreement gate (``agreement_ok``, with ``min_agreement``), the
     criterion of ``split_type`` (``criterion_of``) minus the invariance
     penalty (``penalty``). A step that rules the candidate out returns it
     not found."""
@@ -327,6 +378,9 @@ cdef inline score_t score_candidate(const criterion_t *crit, const scan_t *s,
         c.direction_count = abs(era_sums.dsum)
         if c.direction_count == 0:
             return c
+    if (crit.min_agreement > 0.0
+            and not agreement_ok(crit, s, p, node, era_sums)):
+        return c
     c.criterion = criterion_of(crit, c.gain, gsum, node, era_scratch)
     if crit.irf_penalty > 0.0:
         c.criterion -= penalty(crit, s, node, era_sums, era_scratch,
@@ -356,7 +410,8 @@ cdef inline bint bounded(const criterion_t *crit) noexcept nogil:
     ``boltzmann_alpha <= 0``, between candidates as many eras agree
     on)."""
     return crit.bound_blocks and (
-        (crit.split_type == ERA and crit.alpha <= 0.0)
+        (crit.split_type == ERA and crit.alpha <= 0.0
+         and crit.pooled_weight == 0.0)
         or crit.split_type == DIRECTIONAL)
 
 
@@ -367,8 +422,10 @@ cdef inline bint sums_only(const criterion_t *crit, const scan_t *s,
     ``boltzmann_alpha = 0`` (the criterion is the mean of the gains),
     no invariance penalty, no per-era minimum, every era with rows
     taking part (the sum over all eras is then theirs), and at most
-    GAIN_SUMS_MAX_STEPS steps."""
-    return (crit.gain_sums and s.n_steps <= GAIN_SUMS_MAX_STEPS
+    GAIN_SUMS_MAX_STEPS steps; not with the agreement gate, which needs
+    each candidate's per-era sums."""
+    return (crit.gain_sums and crit.min_agreement == 0.0
+            and s.n_steps <= GAIN_SUMS_MAX_STEPS
             and crit.split_type == ERA and crit.alpha == 0.0
             and crit.irf_penalty == 0.0 and crit.min_per_era == 0
             and node.n_out_split == 0)
@@ -450,8 +507,9 @@ cdef inline bint block_below_best(const criterion_t *crit,
             node.is_present, crit.lam, crit.const_h, node.E)
         if dc < thr:
             return True
-        if (crit.alpha > 0.0 or not best.sc.found
-                or dc != best.sc.direction_count):
+        # the era score's bound holds no pooled gain (pooled_weight)
+        if (crit.alpha > 0.0 or crit.pooled_weight > 0.0
+                or not best.sc.found or dc != best.sc.direction_count):
             return False
         thr = best.sc.criterion
     bsum = era_block_bound(era_scratch.dmin, era_scratch.dmax,
@@ -494,7 +552,7 @@ cdef inline bint below_best(const criterion_t *crit, const node_sums_t *node,
     scored."""
     cdef double thr
     if (crit.split_type != ERA or crit.alpha != 0.0
-            or crit.irf_penalty > 0.0):
+            or crit.irf_penalty > 0.0 or crit.pooled_weight > 0.0):
         return False
     thr = best_so_far(crit, node, best)
     if not thr > 0.0:

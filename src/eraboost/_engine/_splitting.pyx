@@ -277,6 +277,11 @@ cdef class Splitter:
         ``_criteria.pxd``), for gradients ``-w * y`` of a 0/1 target and
         hessians ``w``, where the pooled gain is ``H_node / 2`` times the
         decrease of weighted Gini impurity.
+    min_agreement : float, default=0
+        The directional agreement gate (docs/criteria.md); 0 is off.
+    pooled_weight : float, default=0
+        The pooled gain's share of the era score (docs/criteria.md); 0 is
+        off.
 
     With a single era, ``split_type=0`` and neither option, candidates are
     scored on the pooled histogram by scikit-learn's gain; otherwise from the
@@ -347,7 +352,8 @@ cdef class Splitter:
                  double l2_regularization, double min_hessian_to_split,
                  unsigned int min_samples_leaf, bint hessians_are_constant,
                  int n_threads, is_categorical=None, double irf_penalty=0.0,
-                 unsigned int min_samples_leaf_per_era=0, int penalty_kind=0):
+                 unsigned int min_samples_leaf_per_era=0, int penalty_kind=0,
+                 double min_agreement=0.0, double pooled_weight=0.0):
         if split_type not in SPLIT_TYPES.values():
             raise ValueError(f"split_type must be one of "
                              f"{sorted(SPLIT_TYPES.values())}, got {split_type}")
@@ -370,11 +376,13 @@ cdef class Splitter:
         self.crit.irf_penalty = irf_penalty
         self.crit.min_per_era = min_samples_leaf_per_era
         self.crit.penalty_kind = penalty_kind
+        self.crit.min_agreement = min_agreement
+        self.crit.pooled_weight = pooled_weight
         self.bound_blocks = True
         self.gain_sums = True
         self.wins = np.zeros(len(n_bins), dtype=np.int64)
         self.per_era = n_eras > 1 and bool(era_options_set(
-            split_type, irf_penalty, min_samples_leaf_per_era))
+            split_type, irf_penalty, min_samples_leaf_per_era, min_agreement))
         if is_categorical is None:
             is_categorical = np.zeros(len(n_bins), dtype=np.uint8)
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.uint8)

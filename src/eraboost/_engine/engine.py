@@ -42,6 +42,10 @@ class EngineSettings:
         0 is off.
     min_samples_leaf_per_era : int or None
         None is off.
+    min_agreement : float or None
+        The directional agreement gate; None (or 0) is off.
+    pooled_weight : float
+        The pooled gain's share of the era score; 0 is off.
     penalty_kind : {"value_variance", "rate_spread"}
         The boosters' invariance penalty, or the forests' changing-rate one.
     max_leaf_nodes, max_depth : int or None
@@ -56,6 +60,8 @@ class EngineSettings:
     min_samples_leaf: int = 20
     irf_penalty: float = 0.0
     min_samples_leaf_per_era: int | None = None
+    min_agreement: float | None = None
+    pooled_weight: float = 0.0
     penalty_kind: str = "value_variance"
     max_leaf_nodes: int | None = None
     max_depth: int | None = None
@@ -66,7 +72,10 @@ class EngineSettings:
         """Whether any option needs per-era sums."""
         return bool(
             era_options_set(
-                self.split_type, self.irf_penalty, self.min_samples_leaf_per_era
+                self.split_type,
+                self.irf_penalty,
+                self.min_samples_leaf_per_era,
+                self.min_agreement,
             )
         )
 
@@ -265,6 +274,8 @@ def build_engine(
         irf_penalty=float(settings.irf_penalty),
         min_samples_leaf_per_era=int(settings.min_samples_leaf_per_era or 0),
         penalty_kind=PENALTY_KINDS[settings.penalty_kind],
+        min_agreement=float(settings.min_agreement or 0.0),
+        pooled_weight=float(settings.pooled_weight),
     )
     if codes is None:
         root_rows = np.arange(X_binned.shape[0], dtype=np.uint32)
