@@ -1357,7 +1357,13 @@ def test_ctrl_c_printed_by_compiled_code(monkeypatch, capsys):
     monkeypatch.setattr(cli, "cmd_demo", command)
     hook = lambda *exc_info: printed.append(exc_info)  # noqa: E731
     monkeypatch.setattr(sys, "excepthook", hook)
-    assert cli.main(["demo"]) == 130
+    # Ctrl-C's default handler, as in a terminal: a job started in the
+    # background by a shell without job control inherits SIGINT ignored
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert cli.main(["demo"]) == 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert capsys.readouterr().err == INTERRUPTED + "\n"
     assert printed == []
     assert sys.excepthook is hook
