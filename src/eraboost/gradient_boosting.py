@@ -48,7 +48,13 @@ from ._engine._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
 from ._engine._openmp import effective_n_threads
 from ._engine._partition import copy_rows
 from ._engine._predictor import add_leaf_values
-from ._engine.binning import INT_DTYPES, BinMapper, small_int_table_matrix
+from ._engine.binning import (
+    INT_DTYPES,
+    BinMapper,
+    MixedMatrix,
+    mixed_table_matrix,
+    small_int_table_matrix,
+)
 from ._engine.engine import EngineSettings, build_engine
 from ._engine.grower import TreeGrower
 from ._eras import (
@@ -382,8 +388,19 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
     def _check_matrix(self, X, reset):
         """X without categorical features as a float64 or small integer
         matrix; a polars or pyarrow table of small integers keeps its type
-        (``small_int_table_matrix``), its column names checked as given."""
+        (``small_int_table_matrix``), its column names checked as given.
+
+        At fit (``reset``), a table of small integer and float columns
+        becomes a ``MixedMatrix`` (``mixed_table_matrix``): only its float
+        columns are converted to float64. Prediction converts it to float64,
+        as scikit-learn's checks do.
+        """
         matrix = small_int_table_matrix(X)
+        if matrix is None and reset:
+            matrix = mixed_table_matrix(X)
+            if matrix is not None:
+                validate_data(self, X, skip_check_array=True, reset=reset)
+                return matrix
         if matrix is None:
             return validate_data(
                 self,
@@ -460,6 +477,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             uint16 arrays are binned as they are, without a float64 copy
             (same bins as scikit-learn's); a Fortran-ordered uint8 array
             whose values already are their bins is used without any copy.
+            A pandas, polars or pyarrow table of such integer columns and
+            float columns is fitted with only its float columns converted
+            to float64 (the same model as from all of them as float64).
         y : array-like of shape (n_samples,)
             Target values.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -819,13 +839,18 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 eras_val=eras.subset(val),
             )
         stratify = y if hasattr(self._loss, "predict_proba") else None
-        arrays = [X, y] if sw is None else [X, y, sw]
+        # a table's two matrices are split by the rows of the same draw
+        mixed = isinstance(X, MixedMatrix)
+        arrays = [np.arange(X.shape[0]) if mixed else X, y]
+        arrays += [] if sw is None else [sw]
         parts = train_test_split(
             *arrays,
             test_size=self.validation_fraction,
             stratify=stratify,
             random_state=self._random_seed,
         )
+        if mixed:
+            parts[0], parts[1] = X[parts[0]], X[parts[1]]
         return replace(
             data,
             X=parts[0],
