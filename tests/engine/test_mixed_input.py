@@ -14,6 +14,7 @@ from eraboost import (
     load_model,
     save_model,
 )
+from eraboost import gradient_boosting as gb_module
 from eraboost._engine import binning
 from eraboost._engine.binning import BinMapper, MixedMatrix, mixed_table_matrix
 
@@ -266,3 +267,76 @@ def test_a_model_fitted_on_a_mixed_frame_saves_and_loads(tmp_path):
         loaded._bin_mapper.bin_thresholds_, reference._bin_mapper.bin_thresholds_
     ):
         np.testing.assert_array_equal(t_loaded, t_ref)
+
+
+@pytest.mark.parametrize(
+    "Est", [HistGradientBoostingRegressor, HistGradientBoostingClassifier]
+)
+def test_mixed_frame_predicts_by_blocks_of_rows(Est, monkeypatch):
+    """Prediction converts blocks of rows to float64 (here of 7 rows, the
+    last one shorter): the predictions of the whole float64 array."""
+    frame, X, y, eras = mixed_frame(INT_SETS["8-bit and int16"], n=1000)
+    if Est is HistGradientBoostingClassifier:
+        y = (y > np.median(y)).astype(int)
+    params = dict(max_iter=10, early_stopping=False, random_state=0)
+    reference = Est(**params).fit(X, y, eras=eras)
+    est = Est(**params).fit(frame, y, eras=eras)
+    monkeypatch.setattr(gb_module, "_MIXED_BLOCK_VALUES", 7 * X.shape[1] + 3)
+    converted = []
+    real = MixedMatrix.to_float64
+
+    def spy(self, rows=slice(None)):
+        out = real(self, rows)
+        converted.append(out.shape[0])
+        return out
+
+    monkeypatch.setattr(MixedMatrix, "to_float64", spy)
+    methods = ["predict"] + ["predict_proba"] * hasattr(est, "predict_proba")
+    for method in methods:
+        converted.clear()
+        np.testing.assert_array_equal(
+            getattr(est, method)(frame), getattr(reference, method)(X)
+        )
+        assert converted == [7] * 142 + [6], method
+    *_, last = est.staged_predict(frame)
+    np.testing.assert_array_equal(last, reference.predict(X))
+
+
+def test_mixed_frame_predict_makes_no_float64_copy_of_all_columns(monkeypatch):
+    n, n_int, n_float = 50_000, 95, 5
+    rng = np.random.RandomState(0)
+    ints = rng.randint(0, 5, size=(n, n_int)).astype(np.int8)
+    columns = {f"i{j}": ints[:, j] for j in range(n_int)}
+    columns.update({f"f{j}": rng.normal(size=n) for j in range(n_float)})
+    frame = pd.DataFrame(columns)
+    y = ints[:, 0] - 0.5 * ints[:, 1] * ints[:, 2] + rng.normal(size=n)
+    float_copy = n * (n_int + n_float) * 8
+    est = HistGradientBoostingRegressor(max_iter=2, early_stopping=False)
+    est.fit(frame, y)
+    # blocks of 2 MB here (32 MB by default, most of this table)
+    monkeypatch.setattr(gb_module, "_MIXED_BLOCK_VALUES", 1 << 18)
+    assert traced_peak(lambda: est.predict(frame)) < float_copy / 2
+
+
+def test_mixed_validation_frame_gives_the_model_of_its_array():
+    frame, X, y, eras = mixed_frame(INT_SETS["uint16"], n=2000)
+    frame_val, X_val, y_val, eras_val = mixed_frame(INT_SETS["uint16"], 600, 4)
+    params = dict(max_iter=20, early_stopping=True, n_iter_no_change=2)
+    reference = HistGradientBoostingRegressor(**params).fit(
+        X, y, eras=eras, X_val=X_val, y_val=y_val, eras_val=eras_val
+    )
+    seen = []
+    real = binning.BinMapper.transform
+
+    def spy(self, X, by_rows=False):
+        seen.append(X)
+        return real(self, X, by_rows)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(binning.BinMapper, "transform", spy)
+        est = HistGradientBoostingRegressor(**params).fit(
+            frame, y, eras=eras, X_val=frame_val, y_val=y_val, eras_val=eras_val
+        )
+    assert all(isinstance(X, MixedMatrix) for X in seen) and len(seen) == 2
+    assert_same_trees(est, reference)
+    np.testing.assert_array_equal(est.validation_score_, reference.validation_score_)

@@ -169,6 +169,15 @@ class MixedMatrix:
     def __getitem__(self, rows):
         return MixedMatrix(self.ints[rows], self.floats[rows], self.is_int)
 
+    def to_float64(self, rows=slice(None)):
+        """The table's ``rows`` as one float64 matrix (C order), in its
+        column order."""
+        ints, floats = self.ints[rows], self.floats[rows]
+        out = np.empty((ints.shape[0], self.is_int.size), dtype=np.float64)
+        out[:, self.is_int] = ints
+        out[:, ~self.is_int] = floats
+        return out
+
     def column_runs(self):
         """Runs of consecutive columns of one group: ``(start, stop,
         is_int, first)``, ``first`` the run's first column in its group."""
