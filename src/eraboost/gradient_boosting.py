@@ -1354,8 +1354,8 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
 
     def _raw_predict_mixed(self, X, n_threads=None):
         """:meth:`_raw_predict` of a ``MixedMatrix``, by blocks of rows
-        converted to float64 (a block of at most ``_MIXED_BLOCK_VALUES``
-        values, never the whole table)."""
+        converted to float64, at most ``_MIXED_BLOCK_VALUES`` values at a
+        time (the same sums, row by row, as for the whole table)."""
         raw = self._baseline_raw(X.shape[0])
         step = max(1, _MIXED_BLOCK_VALUES // max(X.shape[1], 1))
         for start in range(0, X.shape[0], step):
