@@ -340,3 +340,17 @@ def test_mixed_validation_frame_gives_the_model_of_its_array():
     assert all(isinstance(X, MixedMatrix) for X in seen) and len(seen) == 2
     assert_same_trees(est, reference)
     np.testing.assert_array_equal(est.validation_score_, reference.validation_score_)
+
+
+def test_warm_start_on_a_mixed_frame_continues_the_model_of_its_array():
+    frame, X, y, eras = mixed_frame(INT_SETS["8-bit and int16"], n=1500)
+    models = []
+    for data in (X, frame):
+        est = HistGradientBoostingRegressor(
+            max_iter=5, warm_start=True, early_stopping=False, split_type="era"
+        )
+        est.fit(data, y, eras=eras)
+        est.set_params(max_iter=9).fit(data, y, eras=eras)
+        models.append(est)
+    assert models[1].n_iter_ == 9
+    assert_same_trees(models[1], models[0])
