@@ -48,7 +48,13 @@ from ._engine._loss_calls import loss_gradient, loss_gradient_hessian, mean_loss
 from ._engine._openmp import effective_n_threads
 from ._engine._partition import copy_rows
 from ._engine._predictor import add_leaf_values
-from ._engine.binning import INT_DTYPES, BinMapper, small_int_table_matrix
+from ._engine.binning import (
+    INT_DTYPES,
+    BinMapper,
+    MixedMatrix,
+    mixed_table_matrix,
+    small_int_table_matrix,
+)
 from ._engine.engine import EngineSettings, build_engine
 from ._engine.grower import TreeGrower
 from ._eras import (
@@ -225,6 +231,11 @@ class _FitTimer:
         self.apply += grower.total_apply_split_time
 
 
+# values of a table of integer and float columns converted to float64 at a
+# time for prediction (a block of rows: 32 MB)
+_MIXED_BLOCK_VALUES = 1 << 22
+
+
 class BaseHistGradientBoosting(BaseEstimator, ABC):
     """Shared fit loop of the era-aware gradient boosting estimators."""
 
@@ -340,11 +351,13 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self.keep_best_iteration = keep_best_iteration
 
     # -- input checks ---------------------------------------------------------
-    def _check_X(self, X, reset):
+    def _check_X(self, X, reset, mixed=False):
         """X as a matrix in the engine's column order.
 
         float64, or 8- and 16-bit integers kept as they are (they are binned
-        and predicted without a float copy).
+        and predicted without a float copy). A table of small integer and
+        float columns is a ``MixedMatrix`` at fit (``reset``) and where
+        ``mixed`` asks for one, float64 elsewhere.
 
         With categorical features (``_categorical.py``), the fit (``reset``)
         sets ``is_categorical_`` and fits ``_preprocessor``, which encodes
@@ -353,7 +366,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         """
         if not reset:
             if getattr(self, "_preprocessor", None) is None:
-                return self._check_matrix(X, reset=False)
+                return self._check_matrix(X, reset=False, mixed=mixed)
             X = self._preprocessor.transform(X)
             if X.ndim != 2 or X.shape[1] != self.n_features_in_:
                 # the trees index n_features_in_ columns
@@ -366,7 +379,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self._preprocessor = None
         self._n_categories = np.zeros(0, dtype=np.int64)
         if self.is_categorical_ is None:
-            return self._check_matrix(X, reset=True)
+            return self._check_matrix(X, reset=True, mixed=True)
         self._preprocessor = make_encoder(self.is_categorical_)
         X = self._preprocessor.fit_transform(X)
         self._n_categories = category_counts(
@@ -379,11 +392,22 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             del self.feature_names_in_
         return X
 
-    def _check_matrix(self, X, reset):
+    def _check_matrix(self, X, reset, mixed=False):
         """X without categorical features as a float64 or small integer
         matrix; a polars or pyarrow table of small integers keeps its type
-        (``small_int_table_matrix``), its column names checked as given."""
+        (``small_int_table_matrix``), its column names checked as given.
+
+        With ``mixed``, a table of small integer and float columns becomes
+        a ``MixedMatrix`` (``mixed_table_matrix``): only its float columns
+        are converted to float64. Without, it is converted to float64 as a
+        whole, as scikit-learn's checks do.
+        """
         matrix = small_int_table_matrix(X)
+        if matrix is None and mixed:
+            matrix = mixed_table_matrix(X)
+            if matrix is not None:
+                validate_data(self, X, skip_check_array=True, reset=reset)
+                return matrix
         if matrix is None:
             return validate_data(
                 self,
@@ -460,6 +484,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             uint16 arrays are binned as they are, without a float64 copy
             (same bins as scikit-learn's); a Fortran-ordered uint8 array
             whose values already are their bins is used without any copy.
+            A pandas, polars or pyarrow table of such integer columns and
+            float columns is fitted with only its float columns converted
+            to float64 (the same model as from all of them as float64).
         y : array-like of shape (n_samples,)
             Target values.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -717,7 +744,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 raise ValueError("X_val is provided, but y_val was not provided.")
             if X_val is None:
                 raise ValueError("y_val is provided, but X_val was not provided.")
-            X_val = self._check_X(X_val, reset=False)
+            X_val = self._check_X(X_val, reset=False, mixed=True)
             y_val = self._encode_y_val(self._check_y(y_val, "y_val"))
             check_consistent_length(X_val, y_val)
             if sample_weight_val is not None:
@@ -819,13 +846,18 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 eras_val=eras.subset(val),
             )
         stratify = y if hasattr(self._loss, "predict_proba") else None
-        arrays = [X, y] if sw is None else [X, y, sw]
+        # a table's two matrices are split by the rows of the same draw
+        mixed = isinstance(X, MixedMatrix)
+        arrays = [np.arange(X.shape[0]) if mixed else X, y]
+        arrays += [] if sw is None else [sw]
         parts = train_test_split(
             *arrays,
             test_size=self.validation_fraction,
             stratify=stratify,
             random_state=self._random_seed,
         )
+        if mixed:
+            parts[0], parts[1] = X[parts[0]], X[parts[1]]
         return replace(
             data,
             X=parts[0],
@@ -1314,8 +1346,22 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         check_is_fitted(self, "_predictors")
         is_binned = getattr(self, "_in_fit", False)
         if not is_binned:
-            X = self._check_X(X, reset=False)
+            X = self._check_X(X, reset=False, mixed=True)
+        if isinstance(X, MixedMatrix):
+            return self._raw_predict_mixed(X, n_threads)
         *_, raw = self._raw_stages(X, is_binned, n_threads)
+        return raw
+
+    def _raw_predict_mixed(self, X, n_threads=None):
+        """:meth:`_raw_predict` of a ``MixedMatrix``, by blocks of rows
+        converted to float64, at most ``_MIXED_BLOCK_VALUES`` values at a
+        time (the same sums, row by row, as for the whole table)."""
+        raw = self._baseline_raw(X.shape[0])
+        step = max(1, _MIXED_BLOCK_VALUES // max(X.shape[1], 1))
+        for start in range(0, X.shape[0], step):
+            rows = slice(start, start + step)
+            *_, block = self._raw_stages(X.to_float64(rows), False, n_threads)
+            raw[rows] = block
         return raw
 
     def _baseline_raw(self, n_samples):

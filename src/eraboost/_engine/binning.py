@@ -22,12 +22,19 @@ Fortran-ordered uint8 (or non-negative int8) matrix whose values already are
 their own bins (every column's values in ``0 .. k-1`` with ``k`` its number of
 non-missing bins) is used as the binned matrix itself, without a copy.
 
+A table (pandas, polars or pyarrow) of small integer and float columns
+reaches the bin mapper as a :class:`MixedMatrix`: its integer columns in one
+matrix of their common type, its float columns in a float64 matrix. Each
+group is binned by its own path into one uint8 matrix, with the thresholds
+(and so the model) of the whole table converted to float64.
+
 Categorical features are binned separately (``map_categories``): their
 values are already ordinal codes 0 .. k - 1 (see ``_categorical.py``), and
 code c is bin c, as in scikit-learn; the missing-value bin is k.
 """
 
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 
 import numpy as np
 import sklearn
@@ -89,31 +96,167 @@ def small_int_table_matrix(X):
     tables without nulls whose column types (:data:`INT_DTYPES`) have a
     common type among them qualify.
     """
-    module = type(X).__module__.split(".")[0]
-    if module == "polars":
-        columns = X.get_columns()
-        names = [str(c.dtype).lower() for c in columns]
-        nulls = sum(c.null_count() for c in columns)
-    elif module == "pyarrow" and hasattr(X, "columns") and hasattr(X, "schema"):
-        columns = X.columns
-        names = [str(t) for t in X.schema.types]
-        nulls = sum(c.null_count for c in columns)
-    else:
+    # a pandas frame of one integer type reaches validate_data as is
+    if type(X).__module__.split(".")[0] not in ("polars", "pyarrow"):
         return None
-    if not columns or nulls or any(n not in _TABLE_INT_TYPES for n in names):
+    table = _table_columns(X)
+    if table is None:
+        return None
+    names, column = table
+    if not names or any(n not in _TABLE_INT_TYPES for n in names):
         return None
     dtype = np.result_type(*(_TABLE_INT_TYPES[n] for n in names))
     if dtype not in INT_DTYPES:
         return None
-    out = np.empty((len(columns[0]), len(columns)), dtype=dtype, order="F")
-    for j, col in enumerate(columns):
-        start = 0
-        # a pyarrow Table's columns come in chunks, a RecordBatch's do not
-        for chunk in getattr(col, "chunks", [col]) if module == "pyarrow" else [col]:
-            values = chunk.to_numpy()
-            out[start : start + len(values), j] = values
-            start += len(values)
+    out = np.empty((sum(map(len, column(0))), len(names)), dtype=dtype, order="F")
+    for j in range(len(names)):
+        _fill_column(out, j, column(j))
     return out
+
+
+# float column types of pandas, polars and pyarrow tables
+_TABLE_FLOAT_TYPES = {
+    "float32": np.float32,
+    "float64": np.float64,
+    "float": np.float32,
+    "double": np.float64,
+}
+
+
+class MixedMatrix:
+    """The columns of a table of small integer and float columns, in two
+    matrices: the integer ones in their common type, the float ones in
+    float64, both in Fortran order.
+
+    Rows are selected as from an array (``X[rows]``); the columns stay in
+    their two matrices, so no float64 matrix of all columns is made.
+
+    Parameters
+    ----------
+    ints : ndarray of shape (n_samples, n_int_features)
+        One of :data:`INT_DTYPES`.
+    floats : ndarray of float64, shape (n_samples, n_float_features)
+    is_int : ndarray of bool, shape (n_features,)
+        Which columns of the table are in ``ints`` (in order); the others
+        are in ``floats`` (in order).
+    """
+
+    ndim = 2
+
+    def __init__(self, ints, floats, is_int):
+        is_int = np.asarray(is_int, dtype=bool)
+        if (
+            ints.dtype not in INT_DTYPES
+            or floats.dtype != np.float64
+            or ints.shape[0] != floats.shape[0]
+            or ints.shape[1] != is_int.sum()
+            or floats.shape[1] != is_int.size - is_int.sum()
+        ):
+            raise ValueError("ints, floats and is_int do not describe one table")
+        self.ints, self.floats, self.is_int = ints, floats, is_int
+
+    @property
+    def shape(self):
+        return (self.ints.shape[0], self.is_int.size)
+
+    @property
+    def nbytes(self):
+        return self.ints.nbytes + self.floats.nbytes
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __getitem__(self, rows):
+        return MixedMatrix(self.ints[rows], self.floats[rows], self.is_int)
+
+    def to_float64(self, rows=slice(None)):
+        """The table's ``rows`` as one float64 matrix (C order), in its
+        column order."""
+        ints, floats = self.ints[rows], self.floats[rows]
+        out = np.empty((ints.shape[0], self.is_int.size), dtype=np.float64)
+        out[:, self.is_int] = ints
+        out[:, ~self.is_int] = floats
+        return out
+
+    def column_runs(self):
+        """Runs of consecutive columns of one group: ``(start, stop,
+        is_int, first)``, ``first`` the run's first column in its group."""
+        is_int = self.is_int
+        first = np.where(is_int, np.cumsum(is_int), np.cumsum(~is_int)) - 1
+        edges = np.flatnonzero(is_int[1:] != is_int[:-1]) + 1
+        bounds = [0, *edges.tolist(), is_int.size]
+        return [(a, b, bool(is_int[a]), int(first[a])) for a, b in pairwise(bounds)]
+
+
+def _table_columns(X):
+    """The column type names and a reader of each column (to a NumPy
+    array) of a pandas DataFrame, polars DataFrame or pyarrow Table (or
+    RecordBatch) without nulls; None for any other input."""
+    module = type(X).__module__.split(".")[0]
+    if module == "pandas" and hasattr(X, "iloc") and getattr(X, "ndim", 0) == 2:
+        dtypes = list(X.dtypes)
+        # extension types (nullable, categorical, sparse...) keep today's path
+        if not all(isinstance(d, np.dtype) for d in dtypes):
+            return None
+        return [d.name for d in dtypes], lambda j: [X.iloc[:, j].to_numpy()]
+    if module == "polars" and hasattr(X, "get_columns"):
+        columns = X.get_columns()
+        if sum(c.null_count() for c in columns):
+            return None
+        return (
+            [str(c.dtype).lower() for c in columns],
+            lambda j: [columns[j].to_numpy()],
+        )
+    if module == "pyarrow" and hasattr(X, "columns") and hasattr(X, "schema"):
+        columns = X.columns
+        if sum(c.null_count for c in columns):
+            return None
+        # a pyarrow Table's columns come in chunks, a RecordBatch's do not
+        return (
+            [str(t) for t in X.schema.types],
+            lambda j: [
+                c.to_numpy() for c in getattr(columns[j], "chunks", [columns[j]])
+            ],
+        )
+    return None
+
+
+def _fill_column(out, j, pieces):
+    """Copy the pieces of a column, one after the other, into ``out[:, j]``."""
+    start = 0
+    for values in pieces:
+        out[start : start + len(values), j] = values
+        start += len(values)
+
+
+def mixed_table_matrix(X):
+    """A pandas DataFrame, polars DataFrame or pyarrow Table of small
+    integer columns (:data:`INT_DTYPES`, with a common type among them) and
+    float32 or float64 columns, as a :class:`MixedMatrix`; None for any
+    other input (one without columns of both kinds, with nulls, with other
+    column types, without rows).
+
+    scikit-learn's checks turn such a table into one float64 matrix (8 bytes
+    a value); here only the float columns are converted, column by column.
+    """
+    table = _table_columns(X)
+    if table is None:
+        return None
+    names, column = table
+    is_int = np.array([n in _TABLE_INT_TYPES for n in names], dtype=bool)
+    is_float = np.array([n in _TABLE_FLOAT_TYPES for n in names], dtype=bool)
+    if not (is_int.any() and is_float.any() and np.all(is_int | is_float)):
+        return None
+    dtype = np.result_type(*(_TABLE_INT_TYPES[n] for n in np.array(names)[is_int]))
+    n = sum(map(len, column(0)))
+    if dtype not in INT_DTYPES or n == 0:
+        return None
+    ints = np.empty((n, int(is_int.sum())), dtype=dtype, order="F")
+    floats = np.empty((n, int(is_float.sum())), dtype=np.float64, order="F")
+    positions = np.where(is_int, np.cumsum(is_int), np.cumsum(is_float)) - 1
+    for j, (k, integer) in enumerate(zip(positions, is_int)):
+        _fill_column(ints if integer else floats, k, column(j))
+    return MixedMatrix(ints, floats, is_int)
 
 
 def find_binning_thresholds(col, max_bins, sample_weight=None, weighted=None):
@@ -304,8 +447,10 @@ class BinMapper:
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_features)
-            float64, or one of :data:`INT_DTYPES` (no float copy is made).
+        X : ndarray of shape (n_samples, n_features) or MixedMatrix
+            float64, or one of :data:`INT_DTYPES` (no float copy is made),
+            or a table's integer and float columns (each group binned by
+            its path, with the thresholds of the table as float64).
         sample_weight : ndarray of shape (n_samples,) or None
 
         Returns
@@ -330,17 +475,19 @@ class BinMapper:
             sample_weight = None
         self.is_integer_ = is_small_int(X)
         n_threads = self.n_threads or effective_n_threads()
-        if self.is_integer_ and X.dtype.itemsize == 1:
-            found = self._byte_thresholds(X, subset, sample_weight, weighted, n_threads)
-        else:
-            found = self._column_thresholds(
+        if isinstance(X, MixedMatrix):
+            found = self._mixed_thresholds(
                 X, subset, sample_weight, weighted, n_threads
+            )
+        else:
+            found = self._group_thresholds(
+                X, self.is_integer_, subset, sample_weight, weighted, n_threads
             )
         self.bin_thresholds_ = [
             np.ascontiguousarray(t, dtype=np.float64) for t, _, _ in found
         ]
         is_cat = self._categorical_mask(X.shape[1])
-        if is_cat.any() and self.is_integer_:
+        if is_cat.any() and (self.is_integer_ or isinstance(X, MixedMatrix)):
             raise ValueError("categorical features need float64 ordinal codes")
         for f in np.flatnonzero(is_cat):
             self.bin_thresholds_[f] = check_known_categories(
@@ -359,6 +506,28 @@ class BinMapper:
                 self.bin_thresholds_, self._lo, self._hi
             )
         return self
+
+    def _group_thresholds(self, X, integer, subset, sample_weight, weighted, n_threads):
+        """Thresholds of a matrix of one type: 8-bit integers from their
+        value counts, 16-bit integers and float64 column by column."""
+        if integer and X.dtype.itemsize == 1:
+            return self._byte_thresholds(X, subset, sample_weight, weighted, n_threads)
+        return self._column_thresholds(
+            X, integer, subset, sample_weight, weighted, n_threads
+        )
+
+    def _mixed_thresholds(self, X, subset, sample_weight, weighted, n_threads):
+        """Thresholds of a :class:`MixedMatrix`, each group's by its path
+        (the same subsample for both), in the table's column order."""
+        found = [None] * X.shape[1]
+        for group, integer in ((X.ints, True), (X.floats, False)):
+            columns = np.flatnonzero(X.is_int == integer)
+            thresholds = self._group_thresholds(
+                group, integer, subset, sample_weight, weighted, n_threads
+            )
+            for f, t in zip(columns, thresholds):
+                found[f] = t
+        return found
 
     def _byte_thresholds(self, X, subset, sample_weight, weighted, n_threads):
         """Thresholds of 8-bit integer features from their value counts,
@@ -385,12 +554,14 @@ class BinMapper:
             for f in range(X.shape[1])
         ]
 
-    def _column_thresholds(self, X, subset, sample_weight, weighted, n_threads):
-        """Thresholds of float64 or 16-bit integer features, column by
-        column on ``n_threads`` threads."""
+    def _column_thresholds(
+        self, X, integer, subset, sample_weight, weighted, n_threads
+    ):
+        """Thresholds of float64 or (``integer``) 16-bit integer features,
+        column by column on ``n_threads`` threads."""
         find = (
             find_int_thresholds
-            if self.is_integer_
+            if integer
             else (
                 lambda col, mb, sw, w: (find_binning_thresholds(col, mb, sw, w), 0, -1)
             )
@@ -420,6 +591,8 @@ class BinMapper:
         """
         n_threads = self.n_threads or effective_n_threads()
         order = "C" if by_rows else "F"
+        if isinstance(X, MixedMatrix):
+            return self._transform_mixed(X, order, n_threads)
         if self.is_integer_ and is_small_int(X):
             if not by_rows and self.is_identity(X):
                 return X.view(np.uint8)
@@ -445,6 +618,36 @@ class BinMapper:
         )
         for f in np.flatnonzero(self._categorical_mask(X.shape[1])):
             out[:, f] = map_categories(X[:, f], self.n_bins_non_missing_[f])
+        return out
+
+    def _transform_mixed(self, X, order, n_threads):
+        """Bins of a :class:`MixedMatrix`: each run of consecutive columns
+        of one group binned by its path into its columns of one matrix."""
+        out = np.empty(X.shape, dtype=np.uint8, order=order)
+        for a, b, integer, first in X.column_runs():
+            part = out[:, a:b]
+            thresholds = self.bin_thresholds_[a:b]
+            if not integer:
+                map_to_bins(
+                    X.floats[:, first : first + b - a],
+                    thresholds,
+                    self.missing_bin_[a:b],
+                    part,
+                    n_threads,
+                )
+                continue
+            lo, hi = int_table_range(thresholds, X.ints.dtype)
+            lut, start = build_lookup(thresholds, lo, hi)
+            map_int_to_bins(
+                X.ints[:, first : first + b - a],
+                lut,
+                start,
+                lo,
+                hi,
+                self.n_bins_non_missing_[a:b] - 1,
+                part,
+                n_threads,
+            )
         return out
 
     def fit_transform(self, X, sample_weight=None):
@@ -531,6 +734,25 @@ class BinMapper:
             self.missing_bin_,
             self.n_threads or effective_n_threads(),
         )
+
+
+def int_table_range(thresholds, dtype):
+    """Smallest and largest values (int32) of each feature's lookup table
+    for integers of ``dtype``: the thresholds' range, rounded outwards.
+
+    Values below a feature's range are below its thresholds (bin 0), values
+    above it above them (the last bin), so these tables bin integers as the
+    thresholds do, whatever range the fit saw; an empty range (no
+    thresholds) sends every value to bin 0.
+    """
+    info = np.iinfo(dtype)
+    lo = np.zeros(len(thresholds), dtype=np.int32)
+    hi = np.full(len(thresholds), -1, dtype=np.int32)
+    for f, t in enumerate(thresholds):
+        if t.size:
+            lo[f] = max(int(np.floor(t[0])), int(info.min))
+            hi[f] = min(int(np.ceil(t[-1])), int(info.max))
+    return lo, hi
 
 
 def check_known_categories(categories, max_bins, feature):
