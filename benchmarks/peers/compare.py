@@ -45,6 +45,8 @@ Cases (``--cases``, comma-separated; default all but ``numerai``):
   by columns (drawn feature by feature), 100 trees of 31 leaves, given to
   every library as a pandas DataFrame of int8 columns (one block over the
   matrix, no copy), as a parquet file loads; eras in {1, 256}.
+* ``mixed-frame``: the same, its last 10 columns float64 (their values
+  plus noise): a DataFrame of 90 int8 and 10 float64 columns.
 * ``float``: 1,000,000 x 50 float64 features, no eras, 100 trees.
 * ``int8-small``: 200,000 x 50 int8 features with values 0..4, eras in
   {256, 1024}, 50 trees of 32 leaves.
@@ -114,6 +116,17 @@ if spec.get("frame") == "pandas":
     # parquet file loads: each library is fitted from the frame itself
     import pandas as pd
     X = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])], copy=False)
+elif spec.get("frame") == "pandas-mixed":
+    # the last n_float columns as float64 (their values plus noise) beside
+    # an int8 block: a table of mixed column types
+    import pandas as pd
+    k = X.shape[1] - spec["n_float"]
+    noise = np.random.RandomState(1).standard_normal((X.shape[0], spec["n_float"]))
+    floats = pd.DataFrame(X[:, k:] + 0.1 * noise,
+                          columns=[f"f{j}" for j in range(k, X.shape[1])])
+    X = pd.concat([pd.DataFrame(X[:, :k], columns=[f"f{j}" for j in range(k)],
+                                copy=False), floats], axis=1, copy=False)
+    del noise, floats
 lib, extra = spec["lib"], spec["extra"]
 lr, depth = spec.get("lr", 0.1), spec.get("max_depth")
 colsample = spec.get("colsample", 1.0)
@@ -190,6 +203,18 @@ FULL = {
         "kind": "int5",
         "order": "F",
         "frame": "pandas",
+        "iters": 100,
+        "leaves": 31,
+        "eras": [1, 256],
+    },
+    # the same with its last 10 columns float64: a frame of mixed types
+    "mixed-frame": {
+        "n": 1_000_000,
+        "p": 100,
+        "kind": "int5",
+        "order": "F",
+        "frame": "pandas-mixed",
+        "n_float": 10,
         "iters": 100,
         "leaves": 31,
         "eras": [1, 256],
@@ -280,6 +305,7 @@ FULL = {
 QUICK = {
     "int8": {"n": 100_000, "iters": 20},
     "int8-frame": {"n": 100_000, "iters": 20},
+    "mixed-frame": {"n": 100_000, "iters": 20},
     "float": {"n": 100_000, "iters": 20},
     "int8-small": {"n": 50_000, "iters": 10},
     "float-eras": {"n": 50_000, "iters": 10},
