@@ -45,6 +45,8 @@ Cases (``--cases``, comma-separated; default all but ``numerai``):
   by columns (drawn feature by feature), 100 trees of 31 leaves, given to
   every library as a pandas DataFrame of int8 columns (one block over the
   matrix, no copy), as a parquet file loads; eras in {1, 256}.
+* ``int8-frame-c``: the same values as a C-ordered array (the frame's
+  path against the array's on the same data).
 * ``mixed-frame``: the same, its last 10 columns float64 (their values
   plus noise): a DataFrame of 90 int8 and 10 float64 columns.
 * ``float``: 1,000,000 x 50 float64 features, no eras, 100 trees.
@@ -116,6 +118,8 @@ if spec.get("frame") == "pandas":
     # parquet file loads: each library is fitted from the frame itself
     import pandas as pd
     X = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])], copy=False)
+elif spec.get("frame") == "c-array":
+    X = np.ascontiguousarray(X)  # the frame's values, stored by rows
 elif spec.get("frame") == "pandas-mixed":
     # the last n_float columns as float64 (their values plus noise) beside
     # an int8 block: a table of mixed column types
@@ -203,6 +207,18 @@ FULL = {
         "kind": "int5",
         "order": "F",
         "frame": "pandas",
+        "iters": 100,
+        "leaves": 31,
+        "eras": [1, 256],
+    },
+    # the same values as a C-ordered array: the frame's path against the
+    # array's on the same data
+    "int8-frame-c": {
+        "n": 1_000_000,
+        "p": 100,
+        "kind": "int5",
+        "order": "F",
+        "frame": "c-array",
         "iters": 100,
         "leaves": 31,
         "eras": [1, 256],
@@ -305,6 +321,7 @@ FULL = {
 QUICK = {
     "int8": {"n": 100_000, "iters": 20},
     "int8-frame": {"n": 100_000, "iters": 20},
+    "int8-frame-c": {"n": 100_000, "iters": 20},
     "mixed-frame": {"n": 100_000, "iters": 20},
     "float": {"n": 100_000, "iters": 20},
     "int8-small": {"n": 50_000, "iters": 10},
