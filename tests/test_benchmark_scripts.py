@@ -542,3 +542,32 @@ def test_ab_fits_pairs_two_builds_in_turn(monkeypatch, tmp_path):
     for bad, message in [("float:era", "has no eras"), ("knn:era", "unknown case")]:
         with pytest.raises(SystemExit, match=message):
             ab_fits.main([*args, "--cases", bad])
+
+
+def test_ab_fits_prices_a_parameter_on_one_build(monkeypatch, tmp_path):
+    """With ``--params-a`` and no ``--against``, A and B are this build,
+    A's estimator with the parameter: its fits are those of that model."""
+    ab_fits = import_benchmark(monkeypatch, "engine/ab_fits")
+    seen = []
+    real = ab_fits.fit_time
+
+    def spy(python, spec):
+        seen.append((python, spec["params"]))
+        return real(python, spec)
+
+    monkeypatch.setattr(ab_fits, "fit_time", spy)
+    args = ["--quick", "--pairs", "2", "--cases", "small-float:directional"]
+    args += ["--params-a", '{"irf_penalty": 1.0}', "--cache", str(tmp_path)]
+    with contextlib.redirect_stdout(io.StringIO()):
+        got = ab_fits.main(args)
+    a_s, b_s = got["small-float:directional"]
+    assert len(a_s) == len(b_s) == 2
+    # a warm-up, then A B, B A; one Python, the parameter on A's side only
+    assert {p for p, _ in seen} == {sys.executable}
+    assert [params for _, params in seen] == [
+        {"irf_penalty": 1.0},
+        {"irf_penalty": 1.0},
+        {},
+        {},
+        {"irf_penalty": 1.0},
+    ]

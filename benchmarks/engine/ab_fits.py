@@ -8,8 +8,10 @@ a shared machine; a ratio inside the spread of its pairs is no difference.
 
 A is the Python running this script (or ``--python-a``), B ``--against``:
 each a Python whose site-packages hold an eraboost build (a virtual
-environment's ``bin/python``). The time is that of ``fit`` alone, wall
-clock, the data read from ``--cache``.
+environment's ``bin/python``; without ``--against``, A's). ``--params-a``
+and ``--params-b`` add estimator parameters to one side: the same build
+then measures what a parameter costs. The time is that of ``fit`` alone,
+wall clock, the data read from ``--cache``.
 
 Usage::
 
@@ -19,6 +21,9 @@ Usage::
         --cases int8:original,float-eras:era --pairs 7
     # one thread, as compare.py's small-float case runs
     python benchmarks/engine/ab_fits.py --against B --cases small-float:era
+    # one build, a knob's cost: A with irf_penalty=1, B without
+    python benchmarks/engine/ab_fits.py --cases float-eras:directional \
+        --params-a '{"irf_penalty": 1.0}'
 
 A case is ``NAME:SPLIT_TYPE`` with NAME one of ``int8`` (1M x 100 int8,
 100 trees of 31 leaves; 256 eras for an era criterion), ``float`` (1M x 50
@@ -52,7 +57,8 @@ X, y, eras = make_data(spec["kind"], spec["n"], spec["p"], spec["n_eras"],
 from eraboost import HistGradientBoostingRegressor
 est = HistGradientBoostingRegressor(
     max_iter=spec["iters"], max_leaf_nodes=spec["leaves"],
-    early_stopping=False, random_state=0, split_type=spec["split_type"])
+    early_stopping=False, random_state=0, split_type=spec["split_type"],
+    **spec.get("params", {}))
 warnings.simplefilter("ignore")
 t = time.perf_counter()
 est.fit(X, y, eras=eras) if spec["n_eras"] > 1 else est.fit(X, y)
@@ -109,17 +115,20 @@ def fit_time(python, spec):
     return json.loads(proc.stdout.strip().splitlines()[-1])["fit_s"]
 
 
-def paired(python_a, python_b, spec, pairs):
-    """Fit times of A and B in turn (A B, B A, ...) after one warm-up."""
-    fit_time(python_a, spec)  # the data's cache and the page cache
+def paired(python_a, python_b, spec, pairs, params_a=None, params_b=None):
+    """Fit times of A and B in turn (A B, B A, ...) after one warm-up; each
+    side's estimator takes its ``params`` besides the case's."""
+    spec_a = dict(spec, params=params_a or {})
+    spec_b = dict(spec, params=params_b or {})
+    fit_time(python_a, spec_a)  # the data's cache and the page cache
     a_s, b_s = [], []
     for i in range(pairs):
         if i % 2 == 0:
-            a_s.append(fit_time(python_a, spec))
-            b_s.append(fit_time(python_b, spec))
+            a_s.append(fit_time(python_a, spec_a))
+            b_s.append(fit_time(python_b, spec_b))
         else:
-            b_s.append(fit_time(python_b, spec))
-            a_s.append(fit_time(python_a, spec))
+            b_s.append(fit_time(python_b, spec_b))
+            a_s.append(fit_time(python_a, spec_a))
     return a_s, b_s
 
 
@@ -135,12 +144,20 @@ def summary(case, a_s, b_s):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--against", required=True, help="B: another Python")
+    parser.add_argument(
+        "--against", default=sys.executable, help="B: another Python (default A)"
+    )
     parser.add_argument("--python-a", default=sys.executable, help="A")
     parser.add_argument("--cases", default=DEFAULT_CASES)
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--cache", default="/tmp/eb-data")
+    parser.add_argument(
+        "--params-a", type=json.loads, default=None, help="A's parameters (JSON)"
+    )
+    parser.add_argument(
+        "--params-b", type=json.loads, default=None, help="B's parameters (JSON)"
+    )
     args = parser.parse_args(argv)
     if args.pairs < 1:
         parser.error("--pairs must be at least 1")
@@ -151,7 +168,9 @@ def main(argv=None):
     }
     results = {}
     for case, spec in specs.items():
-        results[case] = paired(args.python_a, args.against, spec, args.pairs)
+        results[case] = paired(
+            args.python_a, args.against, spec, args.pairs, args.params_a, args.params_b
+        )
         print(summary(case, *results[case]), flush=True)
     return results
 
