@@ -57,8 +57,8 @@ X, y, eras = make_data(spec["kind"], spec["n"], spec["p"], spec["n_eras"],
 from eraboost import HistGradientBoostingRegressor
 est = HistGradientBoostingRegressor(
     max_iter=spec["iters"], max_leaf_nodes=spec["leaves"],
-    early_stopping=False, random_state=0, split_type=spec["split_type"],
-    **spec.get("params", {}))
+    early_stopping=False, random_state=0,
+    **{"split_type": spec["split_type"], **spec.get("params", {})})
 warnings.simplefilter("ignore")
 t = time.perf_counter()
 est.fit(X, y, eras=eras) if spec["n_eras"] > 1 else est.fit(X, y)
