@@ -124,3 +124,26 @@ def test_binary_target_coded_symmetrically(panels):
         # |z| carries nothing of the class: the two classes sit at -1 and +1
         size = [np.abs(z[label == c]).mean() for c in (0, 1)]
         assert abs(size[0] - size[1]) < 0.15
+
+
+def test_by_mechanism_counts_beyond_the_interval(panels):
+    def row(setting, lo, hi):
+        return {"setting": setting, "lo": lo, "hi": hi}
+
+    results = {
+        ("t1", "h", "clean"): [row("original", 0, 0), row("a", 0.1, 0.3)],
+        ("t2", "h", "clean"): [row("original", 0, 0), row("a", -0.3, -0.1)],
+        ("t1", "h", "era leak"): [row("original", 0, 0), row("a", -0.1, 0.2)],
+    }
+    lines = panels.by_mechanism(results, ["original", "a"]).splitlines()
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header[1:] == [
+        "clean (of 2)",
+        "reversed slope (of 0)",
+        "era leak (of 1)",
+        "colored child (of 0)",
+    ]
+    cells = [c.strip() for c in lines[2].strip("|").split("|")]
+    # one win and one loss on the clean tables; inside the interval elsewhere
+    assert cells == ["a", "1 / 1", "0 / 0", "0 / 0", "0 / 0"]
+    assert len(lines) == 3  # original, the reference, has no row

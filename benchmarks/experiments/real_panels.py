@@ -69,6 +69,16 @@ SETTINGS = {
     "era (alpha 0)": _eraboost(split_type="era", boltzmann_alpha=0.0),
     "era (alpha -inf)": _eraboost(split_type="era", boltzmann_alpha=-np.inf),
     "directional": _eraboost(split_type="directional"),
+    # the anchors' knobs (criteria.md): erasplit's blend and agreement gate,
+    # the era-splitting paper's eras grouped into 5 contiguous folds
+    "directional, pooled 0.5": _eraboost(split_type="directional", pooled_weight=0.5),
+    "era (alpha 0), pooled 0.5": _eraboost(
+        split_type="era", boltzmann_alpha=0.0, pooled_weight=0.5
+    ),
+    "original, agreement 0.8": _eraboost(split_type="original", min_agreement=0.8),
+    "directional, 5 groups": _eraboost(split_type="directional", era_groups=5),
+    # the IRF paper's penalty on the spread of the eras' changes
+    "directional, irf 1": _eraboost(split_type="directional", irf_penalty=1.0),
 }
 REFERENCES = {"LightGBM default": _lightgbm}  # not chosen among, no eras
 
@@ -76,9 +86,20 @@ REFERENCES = {"LightGBM default": _lightgbm}  # not chosen among, no eras
 # score, "worst" the best worst fold, "average" the mean prediction
 CHOICES = {
     "EraKFold, all": (list(SETTINGS), "mean"),
-    "EraKFold, original or directional": (["original", "directional"], "mean"),
+    "EraKFold, original or directional irf 1": (
+        ["original", "directional, irf 1"],
+        "mean",
+    ),
     "worst fold, all": (list(SETTINGS), "worst"),
+    "worst fold, original or directional irf 1": (
+        ["original", "directional, irf 1"],
+        "worst",
+    ),
     "average of original and directional": (["original", "directional"], "average"),
+    "average of original and directional irf 1": (
+        ["original", "directional, irf 1"],
+        "average",
+    ),
 }
 
 MECHANISMS = ["clean", "reversed slope", "era leak", "colored child"]
@@ -258,6 +279,9 @@ def predict(model, X, kind):
 
 def fit_predict(make, kind, X, y, eras, X_test, era_aware=True):
     model = make(kind)
+    groups = model.get_params().get("era_groups")
+    if isinstance(groups, int):  # an EraKFold fold may hold fewer eras
+        model.set_params(era_groups=min(groups, len(np.unique(eras))))
     if era_aware:
         model.fit(X, y, eras=eras)
     else:
@@ -366,7 +390,7 @@ def summary(results, columns):
     it loses beyond it (upper end below 0); and on the injected variants where
     LightGBM beats ``original`` beyond the interval, how often the setting's
     score is above LightGBM's (point estimates)."""
-    ref = next(iter(REFERENCES))
+    ref = next(iter(REFERENCES), "LightGBM default")
     count = {c: [0, 0, 0, 0, 0] for c in columns if c != "original"}
     n_clean = n_inj = n_ref = 0
     for (_, _, mech), rows in results.items():
@@ -394,6 +418,27 @@ def summary(results, columns):
     return "\n".join(lines)
 
 
+def by_mechanism(results, columns):
+    """Per setting and mechanism: wins / losses beyond the interval."""
+    count = {c: {m: [0, 0] for m in MECHANISMS} for c in columns if c != "original"}
+    n = dict.fromkeys(MECHANISMS, 0)
+    for (_, _, mech), rows in results.items():
+        n[mech] += 1
+        by = {r["setting"]: r for r in rows}
+        for c, k in count.items():
+            if c in by:
+                k[mech][0] += by[c]["lo"] > 0
+                k[mech][1] += by[c]["hi"] < 0
+    lines = [
+        "| setting | " + " | ".join(f"{m} (of {n[m]})" for m in MECHANISMS) + " |",
+        "|---|" + "---|" * len(MECHANISMS),
+    ]
+    for c, k in count.items():
+        cells = " | ".join(f"{k[m][0]} / {k[m][1]}" for m in MECHANISMS)
+        lines.append(f"| {c} | {cells} |")
+    return "\n".join(lines)
+
+
 def read_results(folders):
     """The results of earlier runs (``results.csv`` in each folder); a later
     folder's (table, variant) replaces an earlier one's."""
@@ -410,12 +455,13 @@ def read_results(folders):
     return {k: list(v.values()) for k, v in results.items()}
 
 
-def write(results, out):
-    """``results.csv`` (one row per setting) and ``results.md`` in ``out``;
-    returns the Markdown table."""
+def write(results, out, columns=None):
+    """``results.csv`` (one row per setting) and ``results.md`` in ``out``
+    (the ``columns`` given, else every setting); returns the Markdown
+    table."""
     import csv
 
-    table = markdown(results, [*SETTINGS, *REFERENCES, *CHOICES])
+    table = markdown(results, columns or [*SETTINGS, *REFERENCES, *CHOICES])
     out.mkdir(parents=True, exist_ok=True)
     keys = ["setting", "picked", "test", "diff", "lo", "hi", "cv_mean", "cv_worst"]
     with open(out / "results.csv", "w", newline="") as f:
@@ -443,6 +489,12 @@ def main(argv=None):
         help="folders of earlier runs to merge (no fits); later ones win",
     )
     parser.add_argument(
+        "--columns",
+        nargs="+",
+        default=None,
+        help="the settings of the printed table, in order (default all)",
+    )
+    parser.add_argument(
         "--out",
         default=str(Path(__file__).resolve().parents[2] / "bench_results/real_panels"),
     )
@@ -466,6 +518,8 @@ def main(argv=None):
             if era_kind == "time"
             else f"random {n_test} of {n_eras} places"
         )
+        if args.seed:  # the runs of several seeds merge into one table
+            held += f", seed {args.seed}"
         for mech in MECHANISMS:
             t0 = perf_counter()
             results[(name, held, mech)] = run_variant(
@@ -473,10 +527,13 @@ def main(argv=None):
             )
             print(f"<!-- {name}, {mech}: {perf_counter() - t0:.0f} s -->", flush=True)
             write(results, Path(args.out))  # partial results survive a stop
-    table = write(results, Path(args.out))
+    columns = args.columns or None
+    table = write(results, Path(args.out), columns)
     print(table)
     print()
     print(summary(results, [*SETTINGS, *REFERENCES, *CHOICES]))
+    print()
+    print(by_mechanism(results, [*SETTINGS, *REFERENCES, *CHOICES]))
     return results
 
 
