@@ -116,7 +116,7 @@ def seen(monkeypatch):
     return seen
 
 
-def _train(d, name, features, model):
+def _train(d, name, features, model, extra=()):
     status = cli.main(
         [
             "train",
@@ -136,6 +136,7 @@ def _train(d, name, features, model):
             str(d / f"{name}_test.parquet"),
             "--out",
             str(model),
+            *extra,
         ]
     )
     assert status == 0
@@ -183,7 +184,7 @@ def test_report_scores_a_mixed_table_as_its_float64_table(tables, tmp_path):
     # the second model's features: a part of the table's, in another order
     models = [tmp_path / "full.skops", tmp_path / "part.skops"]
     _train(d, "mixed", full, models[0])
-    _train(d, "mixed", ["f6", "f1", "f2"], models[1])
+    _train(d, "mixed", ["f6", "f1", "f4", "f2"], models[1])
     scores = {}
     for data in ("mixed", "reference"):
         out = tmp_path / data
@@ -192,3 +193,17 @@ def test_report_scores_a_mixed_table_as_its_float64_table(tables, tmp_path):
         assert status == 0
         scores[data] = (out / "era_scores.csv").read_text()
     assert scores["mixed"] == scores["reference"]
+
+
+def test_categorical_features_next_to_a_mixed_table(tables, tmp_path):
+    d, n_features = tables
+    features = [f"f{j}" for j in range(n_features)]
+    # f1 (int8) categorical: the others go to the frame from the MixedMatrix
+    extra = ["--categorical-features", "f1"]
+    preds = {}
+    for name in ("mixed", "reference"):
+        model = tmp_path / f"{name}.skops"
+        est = _train(d, name, features, model, extra)
+        assert est.is_categorical_.sum() == 1
+        preds[name] = _predict(d, model, name, tmp_path / f"{name}.parquet")
+    np.testing.assert_array_equal(preds["mixed"], preds["reference"])
