@@ -207,3 +207,43 @@ def test_categorical_features_next_to_a_mixed_table(tables, tmp_path):
         assert est.is_categorical_.sum() == 1
         preds[name] = _predict(d, model, name, tmp_path / f"{name}.parquet")
     np.testing.assert_array_equal(preds["mixed"], preds["reference"])
+
+
+@pytest.mark.parametrize(
+    "types, ints",
+    [
+        (["int8", "uint8", "float32"], "int16"),
+        (["uint16", "float64", "int16"], None),  # common type int32
+        (["int32", "float64"], None),
+        (["bool", "float32"], None),
+    ],
+)
+def test_which_parquet_tables_are_mixed(types, ints, tmp_path):
+    rng = np.random.RandomState(0)
+    columns = {}
+    for j, kind in enumerate(types):
+        if np.dtype(kind).kind == "f":
+            columns[f"c{j}"] = rng.normal(size=400).astype(kind)
+        else:
+            columns[f"c{j}"] = rng.randint(0, 5, 400).astype(kind)
+    pq.write_table(pa.table(columns), tmp_path / "t.parquet", row_group_size=150)
+    X, _, _ = Table(tmp_path / "t.parquet").read(list(columns))
+    expected = np.column_stack(list(columns.values()))
+    if ints is None:
+        assert isinstance(X, np.ndarray)
+        assert X.dtype == np.result_type(*map(np.dtype, types))
+        np.testing.assert_array_equal(X, expected)
+    else:
+        assert isinstance(X, MixedMatrix) and X.ints.dtype == np.dtype(ints)
+        np.testing.assert_array_equal(X.to_float64(), expected.astype(np.float64))
+
+
+def test_a_csv_table_of_small_integers_and_floats_is_mixed(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(
+        "a,b,c\n" + "".join(f"{i % 5},{i / 7},{i % 3}\n" for i in range(50))
+    )
+    X, _, _ = Table(path).read(["c", "b", "a"])
+    assert isinstance(X, MixedMatrix) and X.ints.dtype == np.int8
+    expected = np.array([[i % 3, i / 7, i % 5] for i in range(50)], dtype=np.float64)
+    np.testing.assert_array_equal(X.to_float64(), expected)
