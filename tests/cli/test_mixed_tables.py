@@ -2,6 +2,8 @@
 (issue 56): read into a ``MixedMatrix`` (no float64 copy of every column),
 with the predictions and models of the same table read as float64."""
 
+import tracemalloc
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -247,3 +249,24 @@ def test_a_csv_table_of_small_integers_and_floats_is_mixed(tmp_path):
     assert isinstance(X, MixedMatrix) and X.ints.dtype == np.int8
     expected = np.array([[i % 3, i / 7, i % 5] for i in range(50)], dtype=np.float64)
     np.testing.assert_array_equal(X.to_float64(), expected)
+
+
+def test_reading_a_mixed_table_makes_no_common_type_matrix(tmp_path):
+    n, n_int, n_float = 20_000, 40, 2
+    rng = np.random.RandomState(0)
+    columns = {f"i{j}": rng.randint(0, 5, n).astype(np.int8) for j in range(n_int)}
+    columns.update(
+        {f"f{j}": rng.normal(size=n).astype(np.float32) for j in range(n_float)}
+    )
+    pq.write_table(pa.table(columns), tmp_path / "t.parquet", row_group_size=5000)
+    table = Table(tmp_path / "t.parquet")
+    tracemalloc.start()
+    try:
+        X, _, _ = table.read(list(columns))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert isinstance(X, MixedMatrix)
+    # the float32 matrix of all columns, 4 bytes a value, is never made
+    assert peak < n * (n_int + n_float) * 4 / 2
+    assert X.nbytes == n * (n_int + 8 * n_float)
