@@ -367,6 +367,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         if not reset:
             if getattr(self, "_preprocessor", None) is None:
                 return self._check_matrix(X, reset=False, mixed=mixed)
+            if isinstance(X, MixedMatrix):
+                # the encoder of categorical features takes arrays
+                X = X.to_float64()
             X = self._preprocessor.transform(X)
             if X.ndim != 2 or X.shape[1] != self.n_features_in_:
                 # the trees index n_features_in_ columns
@@ -376,6 +379,9 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
                 )
             return X
         self.is_categorical_ = check_categorical_features(X, self.categorical_features)
+        if self.is_categorical_ is not None and isinstance(X, MixedMatrix):
+            # the encoder of categorical features takes arrays
+            X = X.to_float64()
         self._preprocessor = None
         self._n_categories = np.zeros(0, dtype=np.int64)
         if self.is_categorical_ is None:
@@ -400,8 +406,11 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         With ``mixed``, a table of small integer and float columns becomes
         a ``MixedMatrix`` (``mixed_table_matrix``): only its float columns
         are converted to float64. Without, it is converted to float64 as a
-        whole, as scikit-learn's checks do.
+        whole, as scikit-learn's checks do; so is a ``MixedMatrix`` given as
+        X.
         """
+        if isinstance(X, MixedMatrix) and not mixed:
+            X = X.to_float64()
         matrix = small_int_table_matrix(X)
         if matrix is None and mixed:
             matrix = mixed_table_matrix(X)

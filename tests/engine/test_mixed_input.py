@@ -354,3 +354,20 @@ def test_warm_start_on_a_mixed_frame_continues_the_model_of_its_array():
         models.append(est)
     assert models[1].n_iter_ == 9
     assert_same_trees(models[1], models[0])
+
+
+def test_a_mixed_matrix_given_as_x_fits_and_predicts_as_its_array():
+    frame, X, y, eras = mixed_frame(INT_SETS["uint16"], n=1200, nan=True)
+    matrix = mixed_table_matrix(frame)
+    assert mixed_table_matrix(matrix) is matrix
+    params = dict(max_iter=5, random_state=0)
+    from_matrix = HistGradientBoostingRegressor(**params).fit(matrix, y, eras=eras)
+    from_array = HistGradientBoostingRegressor(**params).fit(X, y, eras=eras)
+    assert_same_trees(from_matrix, from_array)
+    np.testing.assert_array_equal(from_matrix.predict(matrix), from_array.predict(X))
+    # the staged path converts a MixedMatrix to float64 as a whole
+    staged = list(from_matrix.staged_predict(matrix))
+    np.testing.assert_array_equal(staged[-1], from_array.predict(X))
+    fewer = MixedMatrix(matrix.ints, matrix.floats[:, 1:], matrix.is_int[1:])
+    with pytest.raises(ValueError, match=r"X has 8 features, but \w+ is expecting 9"):
+        from_matrix.predict(fewer)

@@ -238,7 +238,11 @@ def mixed_table_matrix(X):
 
     scikit-learn's checks turn such a table into one float64 matrix (8 bytes
     a value); here only the float columns are converted, column by column.
+    A :class:`MixedMatrix` (as the command line reads tables) is returned
+    as is.
     """
+    if isinstance(X, MixedMatrix):
+        return X
     table = _table_columns(X)
     if table is None:
         return None

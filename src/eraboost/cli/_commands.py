@@ -250,6 +250,36 @@ def _check_eras(eras, null_count, name, path):
         raise CLIError(f"era column {name!r} of {path} has missing values")
 
 
+def _column(X, j):
+    """Column ``j`` of a feature array or MixedMatrix (without a copy)."""
+    if hasattr(X, "is_int"):
+        place = int((X.is_int[:j] == X.is_int[j]).sum())
+        return (X.ints if X.is_int[j] else X.floats)[:, place]
+    return X[:, j]
+
+
+def _select_columns(X, idx):
+    """Columns ``idx`` of a feature array or MixedMatrix; of a MixedMatrix,
+    a MixedMatrix again, or the array of its one group when all of ``idx``
+    are in it."""
+    if not hasattr(X, "is_int"):
+        return X[:, idx]
+    import numpy as np
+
+    from .._engine.binning import MixedMatrix
+
+    idx = np.asarray(idx, dtype=np.intp)
+    is_int = X.is_int
+    place = np.where(is_int, np.cumsum(is_int), np.cumsum(~is_int)) - 1
+    ints = X.ints[:, place[idx[is_int[idx]]]]
+    floats = X.floats[:, place[idx[~is_int[idx]]]]
+    if not floats.shape[1]:
+        return ints
+    if not ints.shape[1]:
+        return floats
+    return MixedMatrix(ints, floats, is_int[idx])
+
+
 def _feature_frame(X, numeric, cat_columns, features):
     """A DataFrame of the features, the categorical ones as pandas categories."""
     try:
@@ -258,7 +288,7 @@ def _feature_frame(X, numeric, cat_columns, features):
         raise CLIError(
             "categorical features need pandas: pip install 'eraboost[cli]'"
         ) from None
-    columns = {name: X[:, j] for j, name in enumerate(numeric)}
+    columns = {name: _column(X, j) for j, name in enumerate(numeric)}
     for name, values in cat_columns.items():
         columns[name] = (
             values if values.dtype.kind in "iufb" else pd.Categorical(values)
@@ -278,8 +308,9 @@ def _read_features(table, features, categorical, others):
 def _describe(X):
     if hasattr(X, "dtypes"):
         return f"{X.shape[0]:,} rows x {X.shape[1]} features (with categorical)"
+    dtype = f"{X.ints.dtype} and float64" if hasattr(X, "is_int") else X.dtype
     return (
-        f"{X.shape[0]:,} rows x {X.shape[1]} features ({X.dtype}, "
+        f"{X.shape[0]:,} rows x {X.shape[1]} features ({dtype}, "
         f"{X.nbytes / 1e6:,.1f} MB)"
     )
 
@@ -624,7 +655,7 @@ def cmd_report(args):
             Xm = X[meta["features"]]
         else:
             idx = [index[f] for f in meta["features"]]
-            Xm = X if idx == list(range(X.shape[1])) else X[:, idx]
+            Xm = X if idx == list(range(X.shape[1])) else _select_columns(X, idx)
         predictions[name] = _scores_for(est, Xm, args.metric)
     labels, scores, summaries = compare_models(
         predictions, cols[target], cols[era], args.metric

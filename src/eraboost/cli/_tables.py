@@ -1,9 +1,14 @@
 """Reading and writing the tables of the command line (parquet or CSV).
 
-Only the columns asked for are read, batch by batch, straight into one
-preallocated 2-D feature array of the columns' common type: int8 columns
-stay int8 (no float64 copy); a mix of int8 and float32 gives float32. An
-integer feature with missing values turns the array into floats (NaN).
+Only the columns asked for are read, batch by batch, straight into
+preallocated feature arrays: columns of one type give one 2-D array of that
+type (int8 columns stay int8, no float64 copy). A mix of small integer
+(int8, uint8, int16, uint16) and float columns gives a
+:class:`~eraboost._engine.binning.MixedMatrix`: the integer columns in their
+common type, the float ones in float64, which the estimators bin and predict
+without a float64 copy of every column. Other mixes give one array of the
+columns' common type. An integer feature with missing values turns the
+features into one float array (NaN).
 CSV files carry no types: their integer columns are read as the smallest
 integer type that holds their values (int8 for the 0..4 features of a
 Numerai table), as a parquet file would have stored them.
@@ -20,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .._atomic import atomic_write
+from .._engine.binning import INT_DTYPES, MixedMatrix
 
 _BATCH_ROWS = 1 << 16
 
@@ -158,8 +164,10 @@ class Table:
 
         Returns
         -------
-        X : ndarray of shape (n_rows, len(features)), Fortran order
-            Of the common numpy type of the feature columns.
+        X : ndarray or MixedMatrix of shape (n_rows, len(features))
+            Fortran order. A :class:`MixedMatrix` when the feature columns
+            mix small integer and float types (see the module docstring);
+            otherwise of the common numpy type of the feature columns.
         columns : dict of str to ndarray
             The ``others`` columns.
         null_counts : dict of str to int
@@ -178,14 +186,20 @@ class Table:
                     f"feature column {name!r} of {self.path} has type {kind}; "
                     "features must be numeric (integer, float or boolean)"
                 )
-        dtypes = [schema.field(c).type.to_pandas_dtype() for c in features]
+        dtypes = [np.dtype(schema.field(c).type.to_pandas_dtype()) for c in features]
         dtype = np.result_type(*dtypes) if dtypes else np.float32
         if self.n_rows is None:
             batches = list(batches)
             n_rows = sum(b.num_rows for b in batches)
         else:
             n_rows = self.n_rows
-        X = np.empty((n_rows, len(features)), dtype=dtype, order="F")
+        X = _mixed_matrix(dtypes, n_rows)
+        if X is None:
+            X = np.empty((n_rows, len(features)), dtype=dtype, order="F")
+        else:
+            # each column's place in its group, to fill them batch by batch
+            is_int = X.is_int
+            place = np.where(is_int, np.cumsum(is_int), np.cumsum(~is_int)) - 1
         parts = {c: [] for c in others}
         start = 0
         try:
@@ -193,9 +207,17 @@ class Table:
                 stop = start + batch.num_rows
                 for j, name in enumerate(features):
                     col = batch.column(name)
+                    if col.null_count and isinstance(X, MixedMatrix) and X.is_int[j]:
+                        # this batch's earlier columns are already in X
+                        X = _common_matrix(X, stop, dtype)
                     if col.null_count and X.dtype.kind in "iub":
                         X = X.astype(np.result_type(X.dtype, np.float32), order="F")
-                    X[start:stop, j] = col.to_numpy(zero_copy_only=False)
+                    values = col.to_numpy(zero_copy_only=False)
+                    if isinstance(X, MixedMatrix):
+                        group = X.ints if X.is_int[j] else X.floats
+                        group[start:stop, place[j]] = values
+                    else:
+                        X[start:stop, j] = values
                 for name in others:
                     parts[name].append(batch.column(name))
                 start = stop
@@ -209,6 +231,37 @@ class Table:
             null_counts[name] = arr.null_count
             columns[name] = arr.to_numpy()
         return X, columns, null_counts
+
+
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _mixed_matrix(dtypes, n_rows):
+    """An empty :class:`MixedMatrix` for feature columns of ``dtypes`` that
+    mix small integer (:data:`INT_DTYPES`, with one of them as their common
+    type) and float32/float64 types; None for any other columns."""
+    is_int = np.array([d in INT_DTYPES for d in dtypes], dtype=bool)
+    is_float = np.array([d in _FLOAT_DTYPES for d in dtypes], dtype=bool)
+    if not (n_rows and is_int.any() and is_float.any() and np.all(is_int | is_float)):
+        return None
+    common = np.result_type(*(d for d, i in zip(dtypes, is_int) if i))
+    if common not in INT_DTYPES:
+        return None
+    return MixedMatrix(
+        np.empty((n_rows, int(is_int.sum())), dtype=common, order="F"),
+        np.empty((n_rows, int(is_float.sum())), dtype=np.float64, order="F"),
+        is_int,
+    )
+
+
+def _common_matrix(X, n_read, dtype):
+    """The features of a :class:`MixedMatrix` as one Fortran matrix of their
+    common type ``dtype``: its first ``n_read`` rows copied (the float ones
+    were converted from the file's float32 or float64, so back exactly)."""
+    out = np.empty(X.shape, dtype=dtype, order="F")
+    out[:n_read, X.is_int] = X.ints[:n_read]
+    out[:n_read, ~X.is_int] = X.floats[:n_read]
+    return out
 
 
 def _small_integers(table):
