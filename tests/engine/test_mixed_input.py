@@ -19,9 +19,17 @@ from eraboost._engine import binning
 from eraboost._engine.binning import BinMapper, MixedMatrix, mixed_table_matrix
 
 pd = pytest.importorskip("pandas")
-pl = pytest.importorskip("polars")
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
+
+
+def table_libraries():
+    """polars, pyarrow and pyarrow.parquet, or a skip where they are not
+    installed (the oldest environment): the pandas tests run without them."""
+    return (
+        pytest.importorskip("polars"),
+        pytest.importorskip("pyarrow"),
+        pytest.importorskip("pyarrow.parquet"),
+    )
+
 
 # integer column types of one table: int8 and uint8 (common type int16),
 # with a wide int16 column (quantile thresholds); uint16 alone
@@ -162,6 +170,7 @@ def test_mixed_binning_equals_float64_binning_with_subsample(ints, sample_weight
 
 
 def test_mixed_tables_of_each_kind_fit_the_model_of_the_array(tmp_path, fitted_inputs):
+    pl, pa, pq = table_libraries()
     frame, X, y, eras = mixed_frame(["int8"], n=3000, nan=False)
     arrow = pa.Table.from_pandas(frame, preserve_index=False)
     path = tmp_path / "x.parquet"
@@ -196,8 +205,6 @@ def test_which_tables_are_mixed():
     rows = mixed[np.array([True, False] * 3)]
     np.testing.assert_array_equal(rows.ints, np.c_[a, a][::2])
     np.testing.assert_array_equal(rows.floats, np.c_[f, f.astype("f4")][::2])
-    assert mixed_table_matrix(pl.DataFrame({"a": a, "f": f})) is not None
-    assert mixed_table_matrix(pa.table({"a": a, "f": f})) is not None
     not_mixed = {
         "only integers": pd.DataFrame({"a": a, "b": a}),
         "only floats": pd.DataFrame({"f": f, "g": f}),
@@ -208,14 +215,27 @@ def test_which_tables_are_mixed():
         "bool": pd.DataFrame({"a": a, "b": a > 2, "f": f}),
         "nullable Int8": pd.DataFrame({"a": pd.array(a, dtype="Int8"), "f": f}),
         "no rows": pd.DataFrame({"a": a[:0], "f": f[:0]}),
-        "polars nulls": pl.DataFrame({"a": a, "f": [None, *f[1:]]}),
-        "pyarrow nulls": pa.table({"a": pa.array([None, *a[1:]], pa.int8()), "f": f}),
         "array": np.c_[a, f],
     }
     for name, table in not_mixed.items():
         assert mixed_table_matrix(table) is None, name
     with pytest.raises(ValueError, match="one table"):
         MixedMatrix(np.c_[a], np.c_[f], [True, True])
+
+
+def test_which_polars_and_arrow_tables_are_mixed():
+    pl, pa, _ = table_libraries()
+    n = 6
+    a = np.arange(n, dtype=np.int8)
+    f = np.linspace(0, 1, n)
+    assert mixed_table_matrix(pl.DataFrame({"a": a, "f": f})) is not None
+    assert mixed_table_matrix(pa.table({"a": a, "f": f})) is not None
+    with_nulls = {
+        "polars nulls": pl.DataFrame({"a": a, "f": [None, *f[1:]]}),
+        "pyarrow nulls": pa.table({"a": pa.array([None, *a[1:]], pa.int8()), "f": f}),
+    }
+    for name, table in with_nulls.items():
+        assert mixed_table_matrix(table) is None, name
 
 
 def test_a_frame_with_categories_keeps_its_path(fitted_inputs):
