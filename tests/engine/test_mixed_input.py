@@ -256,16 +256,20 @@ def traced_peak(fn):
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("early_stopping", [False, True])
-def test_mixed_frame_fit_makes_no_float64_copy_of_all_columns(early_stopping):
-    n, n_int, n_float = 50_000, 95, 5
+def wide_mixed_frame(n=50_000, n_int=95, n_float=5):
+    """A frame of ``n_int`` int8 and ``n_float`` float64 columns, its target,
+    and the bytes of its float64 copy."""
     rng = np.random.RandomState(0)
     ints = rng.randint(0, 5, size=(n, n_int)).astype(np.int8)
     columns = {f"i{j}": ints[:, j] for j in range(n_int)}
     columns.update({f"f{j}": rng.normal(size=n) for j in range(n_float)})
-    frame = pd.DataFrame(columns)
     y = ints[:, 0] - 0.5 * ints[:, 1] * ints[:, 2] + rng.normal(size=n)
-    float_copy = n * (n_int + n_float) * 8
+    return pd.DataFrame(columns), y, n * (n_int + n_float) * 8
+
+
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_mixed_frame_fit_makes_no_float64_copy_of_all_columns(early_stopping):
+    frame, y, float_copy = wide_mixed_frame()
     est = HistGradientBoostingRegressor(max_iter=2, early_stopping=early_stopping)
     # the integer columns (1 byte a value) and the float ones (8) are
     # copied out of the frame, the bins take 1 byte a value
@@ -323,14 +327,7 @@ def test_mixed_frame_predicts_by_blocks_of_rows(Est, monkeypatch):
 
 
 def test_mixed_frame_predict_makes_no_float64_copy_of_all_columns(monkeypatch):
-    n, n_int, n_float = 50_000, 95, 5
-    rng = np.random.RandomState(0)
-    ints = rng.randint(0, 5, size=(n, n_int)).astype(np.int8)
-    columns = {f"i{j}": ints[:, j] for j in range(n_int)}
-    columns.update({f"f{j}": rng.normal(size=n) for j in range(n_float)})
-    frame = pd.DataFrame(columns)
-    y = ints[:, 0] - 0.5 * ints[:, 1] * ints[:, 2] + rng.normal(size=n)
-    float_copy = n * (n_int + n_float) * 8
+    frame, y, float_copy = wide_mixed_frame()
     est = HistGradientBoostingRegressor(max_iter=2, early_stopping=False)
     est.fit(frame, y)
     # blocks of 2 MB here (32 MB by default, most of this table)
