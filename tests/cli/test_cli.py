@@ -1254,7 +1254,8 @@ def test_ctrl_c_inside_an_import_is_an_interruption(capsys):
     interruption (130, one line), not a traceback (seen with numpy 1.25)."""
     from types import SimpleNamespace
 
-    from eraboost.cli import _commands as cli
+    from eraboost.cli import _interrupts as interrupts
+    from eraboost.cli import _main as cli
 
     def command(args):
         try:
@@ -1264,7 +1265,7 @@ def test_ctrl_c_inside_an_import_is_an_interruption(capsys):
 
     with pytest.raises(KeyboardInterrupt):
         cli._run(SimpleNamespace(func=command))
-    assert not cli._caused_by_interrupt(ImportError("no interrupt"))
+    assert not interrupts._caused_by_interrupt(ImportError("no interrupt"))
 
     def failing(args):
         raise ValueError("a plain error")
@@ -1280,23 +1281,24 @@ def test_an_error_after_a_ctrl_c_is_an_interruption(monkeypatch):
     while the command ran, the command ends as interrupted."""
     from types import SimpleNamespace
 
-    from eraboost.cli import _commands as cli
+    from eraboost.cli import _interrupts as interrupts
+    from eraboost.cli import _main as cli
 
-    monkeypatch.setattr(cli, "_SIGINT_SEEN", [])
+    monkeypatch.setattr(interrupts, "_SIGINT_SEEN", [])
 
     def command(args):
         with contextlib.suppress(KeyboardInterrupt):  # swallowed
-            cli._raise_interrupt(signal.SIGINT, None)
+            interrupts._raise_interrupt(signal.SIGINT, None)
         raise ImportError("Importing the numpy C-extensions failed.")
 
     with pytest.raises(KeyboardInterrupt):
         cli._run(SimpleNamespace(func=command))
 
-    monkeypatch.setattr(cli, "_SIGINT_SEEN", [])
+    monkeypatch.setattr(interrupts, "_SIGINT_SEEN", [])
 
     def swallowed(args):
         with contextlib.suppress(KeyboardInterrupt):
-            cli._raise_interrupt(signal.SIGINT, None)
+            interrupts._raise_interrupt(signal.SIGINT, None)
         return 0
 
     with pytest.raises(KeyboardInterrupt):
@@ -1310,19 +1312,21 @@ def test_ctrl_c_in_a_callback_python_cannot_raise_from(monkeypatch, capsys):
     on CI, Python 3.11, Ctrl-C 0.02 s into ``eraboost demo``): the command
     still ends as interrupted, with the one line only, and the hook for
     other unraisable errors is restored."""
-    from eraboost.cli import _commands as cli
+    from eraboost.cli import _commands as commands
+    from eraboost.cli import _interrupts as interrupts
+    from eraboost.cli import _main as cli
 
-    monkeypatch.setattr(cli, "_SIGINT_SEEN", [])
+    monkeypatch.setattr(interrupts, "_SIGINT_SEEN", [])
 
     class Dropped:
         def __del__(self):
-            cli._raise_interrupt(signal.SIGINT, None)
+            interrupts._raise_interrupt(signal.SIGINT, None)
 
     def command(args):
         Dropped()  # the KeyboardInterrupt is unraisable here
         return 0
 
-    monkeypatch.setattr(cli, "cmd_demo", command)
+    monkeypatch.setattr(commands, "cmd_demo", command)
     reported = []  # what Python would print as "Exception ignored in ..."
     monkeypatch.setattr(sys, "unraisablehook", reported.append)
     assert cli.main(["demo"]) == 130
@@ -1341,9 +1345,11 @@ def test_ctrl_c_printed_by_compiled_code(monkeypatch, capsys):
     restored."""
     import ctypes
 
-    from eraboost.cli import _commands as cli
+    from eraboost.cli import _commands as commands
+    from eraboost.cli import _interrupts as interrupts
+    from eraboost.cli import _main as cli
 
-    monkeypatch.setattr(cli, "_SIGINT_SEEN", [])
+    monkeypatch.setattr(interrupts, "_SIGINT_SEEN", [])
     printed = []  # what PyErr_Print would write as a traceback
 
     def command(args):
@@ -1355,7 +1361,7 @@ def test_ctrl_c_printed_by_compiled_code(monkeypatch, capsys):
         assert status == -1
         return 0
 
-    monkeypatch.setattr(cli, "cmd_demo", command)
+    monkeypatch.setattr(commands, "cmd_demo", command)
     hook = lambda *exc_info: printed.append(exc_info)  # noqa: E731
     monkeypatch.setattr(sys, "excepthook", hook)
     # Ctrl-C's default handler, as in a terminal: a job started in the
@@ -1378,15 +1384,17 @@ def test_keyboard_interrupt_printed_without_a_signal_still_interrupts(
     ends as interrupted."""
     import ctypes
 
-    from eraboost.cli import _commands as cli
+    from eraboost.cli import _commands as commands
+    from eraboost.cli import _interrupts as interrupts
+    from eraboost.cli import _main as cli
 
-    monkeypatch.setattr(cli, "_SIGINT_SEEN", [])
+    monkeypatch.setattr(interrupts, "_SIGINT_SEEN", [])
 
     def command(args):
         ctypes.pythonapi.PyRun_SimpleString(b"raise KeyboardInterrupt")
         return 0
 
-    monkeypatch.setattr(cli, "cmd_demo", command)
+    monkeypatch.setattr(commands, "cmd_demo", command)
     assert cli.main(["demo"]) == 130
     assert capsys.readouterr().err == INTERRUPTED + "\n"
 
@@ -1397,15 +1405,17 @@ def test_libraries_load_before_ctrl_c_raises(monkeypatch):
     inside an import is printed by code outside eraboost: numpy's
     ``import_array()``; scipy 1.10 printed ``Error in generated code:`` and
     a function's source, seen 0.49 s into ``eraboost demo``)."""
-    from eraboost.cli import _commands as cli
+    from eraboost.cli import _commands as commands
+    from eraboost.cli import _interrupts as interrupts
+    from eraboost.cli import _main as cli
 
     handlers = []
     monkeypatch.setattr(
-        cli, "_load_libraries", lambda func: handlers.append(signal.getsignal(2))
+        interrupts, "_load_libraries", lambda func: handlers.append(signal.getsignal(2))
     )
-    monkeypatch.setattr(cli, "cmd_demo", lambda args: 0)
+    monkeypatch.setattr(commands, "cmd_demo", lambda args: 0)
     assert cli.main(["demo"]) == 0
-    assert len(handlers) == 1 and handlers[0] is not cli._raise_interrupt
+    assert len(handlers) == 1 and handlers[0] is not interrupts._raise_interrupt
 
 
 @pytest.mark.parametrize(
@@ -1418,8 +1428,8 @@ def test_libraries_load_before_ctrl_c_raises(monkeypatch):
 )
 def test_load_libraries_imports_what_the_command_uses(command, modules):
     code = (
-        "import sys; from eraboost.cli import _commands as c; "
-        f"c._load_libraries(c.{command}); "
+        "import sys; from eraboost.cli import _commands as c, _interrupts as i; "
+        f"i._load_libraries(c.{command}); "
         f"print([m for m in {modules!r} if m not in sys.modules])"
     )
     out = subprocess.run(

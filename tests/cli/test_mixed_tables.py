@@ -12,7 +12,7 @@ import pytest
 from eraboost import HistGradientBoostingRegressor, cli, load_model
 from eraboost._engine.binning import MixedMatrix
 from eraboost.cli import _tables
-from eraboost.cli._commands import _column, _select_columns
+from eraboost.cli._loading import _column, _select_columns
 from eraboost.cli._tables import Table
 from eraboost.demo import make_era_data
 
