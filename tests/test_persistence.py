@@ -34,6 +34,7 @@ from eraboost import (
 from eraboost import _atomic as atomic_module
 from eraboost._atomic import atomic_write
 from eraboost.persistence import convert_model
+from eraboost.persistence._files import current_versions, model_bytes
 from tests.model_mutations import read_model_file, write_model_file
 
 RNG = np.random.RandomState(0)
@@ -260,7 +261,7 @@ def _dump_edited(name, edit, path):
     (a function of the estimator's copy), without save_model's checks."""
     est = copy.deepcopy(MODEL[name][0])
     edit(est)
-    Path(path).write_bytes(persistence._model_bytes(est, {}, path, check=False))
+    Path(path).write_bytes(model_bytes(est, {}, path, check=False))
 
 
 def _tree(est, i=0):
@@ -642,7 +643,7 @@ def _format_1_file(est, path, metadata=None, edit=None, versions=True):
         edit(est)
     bundle = {"format": "eraboost-model", "version": 1, "estimator": est}
     if versions:
-        bundle["versions"] = persistence._versions()
+        bundle["versions"] = current_versions()
     bundle["metadata"] = {} if metadata is None else metadata
     skops.io.dump(bundle, path)
     return path

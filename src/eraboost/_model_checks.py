@@ -1,7 +1,9 @@
 """Soundness checks of a fitted estimator read from a model file.
 
-:func:`check_fitted_state` checks everything ``predict`` (and a warm start)
-relies on, for each estimator a model file may hold: the attributes are
+The checks of everything ``predict`` (and a warm start) relies on, one per
+kind of estimator a model file may hold (:func:`check_booster`,
+:func:`check_forest`, :func:`check_robust_tree`, after :func:`check_params`;
+each schema of :mod:`eraboost.persistence` calls its own): the attributes are
 present, arrays have the right types, dtypes and shapes, trees are trees
 (child indices in range, every node reached exactly once from the root, no
 cycle), leaves are marked consistently, feature indices, thresholds and
@@ -313,7 +315,7 @@ def check_bin_mapper(mapper, n_features, name="_bin_mapper"):
 
 
 # -- estimators -----------------------------------------------------------------
-def _check_params(est):
+def check_params(est):
     from sklearn.utils._param_validation import InvalidParameterError
 
     from .metrics import _AGGREGATES, _METRICS, EraScorer
@@ -365,7 +367,7 @@ def _check_classes(est, n_classes=None):
     return classes
 
 
-def _check_booster(est, is_classifier):
+def check_booster(est, is_classifier):
     from sklearn._loss.loss import (
         BaseLoss,
         HalfBinomialLoss,
@@ -415,7 +417,7 @@ def _check_booster(est, is_classifier):
             check_tree(tree, where, n_features, n_categorical, n_bins)
 
 
-def _check_forest(est, is_classifier):
+def check_forest(est, is_classifier):
     n_features = _check_features(est)
     if is_classifier:
         _check_classes(est, (2,))
@@ -429,7 +431,7 @@ def _check_forest(est, is_classifier):
         check_tree(tree, f"estimators_[{i}]", n_features, None, n_bins)
 
 
-def _check_robust_tree(est):
+def check_robust_tree(est):
     n_features = _check_features(est)
     depth = _int(est.max_depth, "max_depth", 1, 4)
     n_classes = _check_classes(est).size
@@ -442,38 +444,3 @@ def _check_robust_tree(est):
     _fitted_array(
         est, "leaf_proba_", np.float64, shape=(n_leaves, n_classes), finite=True
     )
-
-
-def check_fitted_state(est):
-    """Check the fitted state of an eraboost estimator read from a file.
-
-    Parameters
-    ----------
-    est : HistGradientBoostingRegressor, HistGradientBoostingClassifier, \
-            InvariantForestRegressor, InvariantForestClassifier or \
-            RobustTreeClassifier
-
-    Raises
-    ------
-    UnsoundModel
-        Naming the first problem found.
-    """
-    from .classifier import HistGradientBoostingClassifier
-    from .forest import InvariantForestClassifier, InvariantForestRegressor
-    from .gradient_boosting import HistGradientBoostingRegressor
-    from .robust import RobustTreeClassifier
-
-    kind = type(est)
-    _check_params(est)
-    if kind is HistGradientBoostingRegressor:
-        _check_booster(est, is_classifier=False)
-    elif kind is HistGradientBoostingClassifier:
-        _check_booster(est, is_classifier=True)
-    elif kind is InvariantForestRegressor:
-        _check_forest(est, is_classifier=False)
-    elif kind is InvariantForestClassifier:
-        _check_forest(est, is_classifier=True)
-    elif kind is RobustTreeClassifier:
-        _check_robust_tree(est)
-    else:
-        _fail(f"{kind.__name__} is not an eraboost estimator")

@@ -1,0 +1,190 @@
+"""The trees and the bin mapper: stored as arrays, read back within bounds.
+
+Every kind of boosted or forest model stores its trees as one array of
+nodes and two of category bitsets (concatenated, with each tree's counts),
+and its bin mapper as thresholds (the lookup tables of integer input are
+rebuilt, never read).
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+from ._errors import refuse
+from ._fields import read_bool
+from ._limits import MAX_LOG_RAW, MAX_RAW
+
+
+# -- trees ------------------------------------------------------------------------
+def store_trees(trees, arrays, prefix):
+    """The trees' nodes and bitsets, concatenated, with each tree's counts."""
+    from .._engine._common import BITSET_DTYPE, NODE_DTYPE
+
+    arrays[f"{prefix}_nodes"] = (
+        np.concatenate([t.nodes for t in trees]) if trees else np.zeros(0, NODE_DTYPE)
+    )
+    arrays[f"{prefix}_n_nodes"] = np.array(
+        [t.nodes.shape[0] for t in trees], dtype=np.uint32
+    )
+    for which in ("binned", "raw"):
+        bitsets = [getattr(t, f"{which}_left_cat_bitsets") for t in trees]
+        arrays[f"{prefix}_{which}_bitsets"] = (
+            np.concatenate(bitsets).astype(BITSET_DTYPE, copy=False)
+            if trees
+            else np.zeros((0, 8), BITSET_DTYPE)
+        )
+    arrays[f"{prefix}_n_bitsets"] = np.array(
+        [t.binned_left_cat_bitsets.shape[0] for t in trees], dtype=np.uint32
+    )
+
+
+def expect_trees(arrays, prefix, n_trees, max_nodes):
+    from .._engine._common import BITSET_DTYPE, NODE_DTYPE
+
+    total = n_trees * max_nodes
+    arrays.expect(f"{prefix}_nodes", NODE_DTYPE, (("max", total),))
+    arrays.expect(f"{prefix}_n_nodes", np.uint32, (n_trees,))
+    arrays.expect(f"{prefix}_binned_bitsets", BITSET_DTYPE, (("max", total), 8))
+    arrays.expect(f"{prefix}_raw_bitsets", BITSET_DTYPE, (("max", total), 8))
+    arrays.expect(f"{prefix}_n_bitsets", np.uint32, (n_trees,))
+
+
+def load_trees(arrays, prefix, max_nodes):
+    """The TreePredictors of the stored arrays, each within ``max_nodes``."""
+    from .._engine.predictor import TreePredictor
+
+    nodes = arrays[f"{prefix}_nodes"]
+    counts = arrays[f"{prefix}_n_nodes"].astype(np.int64)
+    binned = arrays[f"{prefix}_binned_bitsets"]
+    raw = arrays[f"{prefix}_raw_bitsets"]
+    n_bitsets = arrays[f"{prefix}_n_bitsets"].astype(np.int64)
+    if binned.shape != raw.shape:
+        refuse("the trees' binned and raw category bitsets differ in number")
+    if np.any(counts < 1) or np.any(counts > max_nodes):
+        i = int(np.flatnonzero((counts < 1) | (counts > max_nodes))[0])
+        refuse(
+            f"tree {i} has {counts[i]} nodes; the model's parameters let fit grow "
+            f"between 1 and {max_nodes}"
+        )
+    if counts.sum() != nodes.shape[0] or n_bitsets.sum() != binned.shape[0]:
+        refuse("the trees' node or bitset counts do not add up to the stored arrays")
+    node_ends = np.cumsum(counts)
+    bitset_ends = np.cumsum(n_bitsets)
+    trees = []
+    for i in range(counts.size):
+        a, b = node_ends[i] - counts[i], node_ends[i]
+        c, d = bitset_ends[i] - n_bitsets[i], bitset_ends[i]
+        trees.append(TreePredictor(nodes[a:b], binned[c:d], raw[c:d]))
+    return trees
+
+
+def max_tree_nodes(n_samples, min_samples_leaf, max_leaf_nodes=None, max_depth=None):
+    """Most nodes a tree can have under these parameters: every leaf holds
+    at least min_samples_leaf rows, at most max_leaf_nodes leaves, depth at
+    most max_depth."""
+    leaves = (
+        n_samples // max(1, min_samples_leaf)
+        if isinstance(min_samples_leaf, numbers.Integral)
+        else n_samples
+    )
+    if max_leaf_nodes is not None:
+        leaves = min(leaves, max_leaf_nodes)
+    if max_depth is not None:
+        leaves = min(leaves, 2 ** min(max_depth, 62))
+    return 2 * max(1, leaves) - 1
+
+
+def check_depth(trees, max_depth, where):
+    if max_depth is None:
+        return
+    for i, tree in enumerate(trees):
+        if tree.nodes["depth"].max() > max_depth:
+            refuse(f"{where}[{i}] is deeper than max_depth={max_depth}")
+
+
+def path_range(trees):
+    """The least and the greatest sum of leaf values along a path through
+    each of ``trees`` (one leaf per tree)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo = hi = 0.0
+        for tree in trees:
+            leaves = tree.nodes["value"][tree.nodes["is_leaf"] == 1]
+            lo = lo + float(leaves.min())
+            hi = hi + float(leaves.max())
+    return lo, hi
+
+
+def check_sums(trees_per_output, baselines, log_link=False):
+    """The raw prediction of any row is finite (baseline plus one leaf of
+    each tree), and exp() of it too under a log link."""
+    for k, trees in enumerate(trees_per_output):
+        lo, hi = path_range(trees)
+        lo, hi = lo + baselines[k], hi + baselines[k]
+        if not (math.isfinite(lo) and math.isfinite(hi)) or max(-lo, hi) > MAX_RAW:
+            refuse(
+                "the trees' leaf values can sum to a non-finite prediction "
+                f"(from {lo:.3g} to {hi:.3g})"
+            )
+        if log_link and hi > MAX_LOG_RAW:
+            refuse(
+                f"the trees' leaf values can sum to {hi:.4g}, whose exp() (the "
+                "loss's log link) is infinite"
+            )
+
+
+# -- bin mappers ------------------------------------------------------------------
+def store_bin_mapper(mapper, arrays, fitted):
+    fitted["bin_mapper_is_integer"] = bool(mapper.is_integer_)
+    thresholds = mapper.bin_thresholds_
+    arrays["bin_thresholds"] = (
+        np.concatenate(thresholds).astype(np.float64) if thresholds else np.zeros(0)
+    )
+    arrays["bin_n_thresholds"] = np.array([t.size for t in thresholds], dtype=np.uint32)
+    if mapper.is_integer_:
+        arrays["bin_lo"] = np.asarray(mapper._lo, dtype=np.int32)
+        arrays["bin_hi"] = np.asarray(mapper._hi, dtype=np.int32)
+
+
+def expect_bin_mapper(arrays, fitted, n_features, max_bins):
+    is_integer = read_bool(fitted, "bin_mapper_is_integer")
+    arrays.expect("bin_thresholds", np.float64, (("max", n_features * max_bins),))
+    arrays.expect("bin_n_thresholds", np.uint32, (n_features,))
+    if is_integer:
+        arrays.expect("bin_lo", np.int32, (n_features,))
+        arrays.expect("bin_hi", np.int32, (n_features,))
+    return is_integer
+
+
+def load_bin_mapper(arrays, is_integer, is_categorical, max_bins):
+    """The BinMapper of the stored thresholds; its lookup tables, numbers
+    of bins and missing-value bins are rebuilt, never read."""
+    from .._engine._binning import build_lookup
+    from .._engine.binning import BinMapper
+
+    values = arrays["bin_thresholds"]
+    counts = arrays["bin_n_thresholds"].astype(np.int64)
+    if counts.sum() != values.size:
+        refuse("the bin thresholds do not add up to the stored array")
+    ends = np.cumsum(counts)
+    thresholds = [values[e - c : e] for e, c in zip(ends, counts)]
+    n_bins = counts + ~is_categorical
+    if np.any(n_bins > max_bins):
+        refuse(f"a feature has more than max_bins={max_bins} bins")
+    for f, t in enumerate(thresholds):
+        if np.isnan(t).any() or np.any(np.diff(t) < 0):
+            refuse(f"the bin thresholds of feature {f} are NaN or not increasing")
+    mapper = BinMapper(max_bins=max_bins)
+    mapper.is_integer_ = is_integer
+    mapper.bin_thresholds_ = thresholds
+    mapper.n_bins_non_missing_ = n_bins.astype(np.uint32)
+    mapper.missing_bin_ = mapper.n_bins_non_missing_.copy()
+    mapper.n_bins_ = mapper.n_bins_non_missing_ + 1
+    if is_integer:
+        lo, hi = arrays["bin_lo"], arrays["bin_hi"]
+        # 8- and 16-bit input: values in [-32768, 65535]
+        if np.any(lo < -32768) or np.any(hi > 65535) or np.any(lo > hi):
+            refuse("the integer bin mapper's value ranges are out of bounds")
+        mapper._lo, mapper._hi = lo, hi
+        mapper._lut, mapper._lut_start = build_lookup(thresholds, lo, hi)
+    return mapper
