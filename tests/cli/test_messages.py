@@ -219,12 +219,22 @@ def test_out_refuses_pickle_and_table_names(folder, name, capsys):
     assert "name it m.skops" in _one_line(capsys)
 
 
-def test_predict_never_writes_non_finite_predictions(folder, monkeypatch, capsys):
+@pytest.mark.parametrize(
+    "bad, shown",
+    [(np.inf, "inf"), (np.nan, "nan"), (np.datetime64("NaT", "D"), "NaT")],
+)
+def test_predict_never_writes_non_finite_predictions(
+    folder, monkeypatch, capsys, bad, shown
+):
+    """Infinite, NaN or NaT predictions (an overflowing model, a class NaT):
+    one line, status 1, nothing written."""
     from eraboost import HistGradientBoostingRegressor
 
     def overflowing(self, X):
-        out = np.ones(X.shape[0])
-        out[7] = np.inf
+        out = np.full(
+            X.shape[0], np.datetime64("1970-01-01") if shown == "NaT" else 1.0
+        )
+        out[7] = bad
         return out
 
     monkeypatch.setattr(HistGradientBoostingRegressor, "predict", overflowing)
@@ -233,8 +243,8 @@ def test_predict_never_writes_non_finite_predictions(folder, monkeypatch, capsys
     assert main([*args, "--out", str(out)]) == 1
     assert _one_line(capsys) == (
         f"eraboost: error: model {folder}/m.skops gives 1 non-finite values of "
-        f"'prediction' for {folder}/t.parquet (the first at row 7: inf); nothing "
-        "was written: the model file is damaged, or train the model again"
+        f"'prediction' for {folder}/t.parquet (the first at row 7: {shown}); "
+        "nothing was written: the model file is damaged, or train the model again"
     )
     assert not out.exists()
 
