@@ -1,13 +1,43 @@
 """Validation and encoding of era labels; the era-grouped validation split."""
 
 import numbers
+import os
 import re
+import sys
 import warnings
 from collections.abc import Mapping
 
 import numpy as np
 
 from ._engine._common import era_options_set
+
+
+def _package_folders():
+    """The folders of eraboost and of the libraries that call its fit."""
+    import joblib
+    import sklearn
+
+    return tuple(
+        os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+        for m in (sys.modules[__package__], sklearn, joblib)
+    )
+
+
+def user_stacklevel():
+    """The ``stacklevel`` that makes a warning point at the user's line.
+
+    For ``warnings.warn`` called in the function that calls this one: the
+    first frame up the stack outside eraboost, scikit-learn and joblib (a
+    fit's steps, scikit-learn's ``fit`` wrapper, ``cross_validate`` and its
+    ``Parallel``), whatever the depth of the call.
+    """
+    inside = _package_folders()
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and os.path.abspath(
+        frame.f_code.co_filename
+    ).startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class EncodedEras:
@@ -81,6 +111,12 @@ def check_eras(eras, n_samples, name="eras"):
         ``"era2"`` before ``"era10"``, numeric strings by value, dates in
         time); ``labels[codes]`` gives back the input.
     """
+    if isinstance(eras, str):
+        raise ValueError(
+            f"{name}={eras!r} is a string, not one era label per row: a "
+            f"column name is not accepted; pass the column's values, e.g. "
+            f"{name}=df[{eras!r}]."
+        )
     if isinstance(eras, EncodedEras):
         if len(eras) != n_samples:
             raise ValueError(
@@ -465,7 +501,7 @@ def check_validation_size(validation_fraction, n_samples, n_eras_held_out, n_era
             "trees are trained on a single era. Lower validation_fraction, "
             "or pass X_val, y_val and eras_val.",
             UserWarning,
-            stacklevel=5,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -517,7 +553,7 @@ def warn_single_era(options):
         "era-aware option reduces to its pooled behaviour. "
         "Pass fit(..., eras=...) to use it.",
         UserWarning,
-        stacklevel=4,  # warn_single_era < fit < scikit-learn's fit wrapper < caller
+        stacklevel=user_stacklevel(),
     )
 
 
@@ -548,5 +584,5 @@ def warn_unsplittable_eras(options, era_counts, min_samples_leaf_per_era):
         "model). Give eras of several rows each (e.g. group dates into "
         "weeks), or fit without eras.",
         UserWarning,
-        stacklevel=5,  # < _check_fit_data or _fit < fit < the wrapper < caller
+        stacklevel=user_stacklevel(),
     )

@@ -2,6 +2,7 @@
 
 import hashlib
 import math
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from contextlib import contextmanager, nullcontext
@@ -64,6 +65,7 @@ from ._eras import (
     era_options_text,
     era_train_val_split,
     group_eras,
+    user_stacklevel,
     warn_single_era,
     warn_unsplittable_eras,
 )
@@ -149,6 +151,25 @@ def _check_weight_scale(sample_weight, name):
         "for the fit, which holds weighted gradients and hessians as float32 "
         f"(at most {_GRADIENT_MAX:.3g}) and sums weights in float64. Divide "
         "the weights by their maximum (or another constant) first."
+    )
+
+
+def _warn_constant_target(estimator, y):
+    """Warn, at the user's line, when ``y`` (encoded) has one value or class:
+    the trees then have nothing to fit."""
+    if y.shape[0] < 2 or np.any(y != y[0]):
+        return
+    what = (
+        f"a single class ({estimator.classes_[:1].tolist()[0]!r})"
+        if is_classifier(estimator)
+        else f"one value ({float(y[0]):g})"
+    )
+    warnings.warn(
+        f"y holds {what} in every row: the model predicts it everywhere and "
+        "learns nothing from X; check the target (its column, or a filter "
+        "that kept one value).",
+        UserWarning,
+        stacklevel=user_stacklevel(),
     )
 
 
@@ -695,6 +716,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         X = self._check_X(X, reset=True)
         y = self._encode_y(self._check_y(y))
         check_consistent_length(X, y)
+        _warn_constant_target(self, y)
         n_samples = X.shape[0]
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)

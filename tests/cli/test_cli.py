@@ -1230,10 +1230,11 @@ def test_help_and_version_load_no_numpy(tmp_path):
 
 def test_parser_choices_match_the_package():
     from eraboost._engine._common import SPLIT_TYPES
+    from eraboost.cli.report import REPORT_METRICS
     from eraboost.metrics import METRIC_NAMES
 
     assert tuple(sorted(SPLIT_TYPES)) == cli.SPLIT_TYPE_CHOICES
-    assert tuple(sorted(METRIC_NAMES)) == cli.METRIC_CHOICES
+    assert tuple(sorted((*METRIC_NAMES, *REPORT_METRICS))) == cli.METRIC_CHOICES
 
 
 def test_package_names_stay_importable():

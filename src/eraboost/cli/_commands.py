@@ -13,20 +13,23 @@ refers to the commands): each command imports what it needs.
 """
 
 import ast
-import os
 import sys
+import warnings
 from pathlib import Path
 from time import perf_counter
 
 from ._errors import CLIError
 from ._loading import (
     _categorical_columns,
+    _check_category_kinds,
     _check_class_labels,
     _check_eras,
+    _check_finite_predictions,
     _check_target,
     _drop_missing_target,
     _infer_task,
     _load,
+    _model_file_problems,
     _read_features,
     _read_training_data,
     _select_columns,
@@ -34,6 +37,7 @@ from ._loading import (
     _shown,
     _split_list,
 )
+from ._outputs import _check_model_out, _check_not_an_input, _check_out_folder
 
 #: The first column of ``era_scores.csv``; no model column may take it.
 _ERA_COLUMN = "era"
@@ -102,48 +106,6 @@ def _make_estimator(args, table):
     return est, task, given
 
 
-def _same_file(a, b):
-    """Whether two paths name one file (the same path, a link to it, or a
-    hard link: the same device and inode)."""
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        sa, sb = os.stat(a), os.stat(b)
-    except (OSError, ValueError):
-        return False
-    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
-
-
-def _check_not_an_input(outputs, inputs):
-    """Refuse to write over a file that the command reads.
-
-    Parameters
-    ----------
-    outputs : list of str or Path
-        The files the command would write.
-    inputs : list of (str, str or Path or None)
-        What each input is (``"DATA"``, ``"MODEL"``...) and its path.
-    """
-    for out in outputs:
-        for what, path in inputs:
-            if path is not None and _same_file(out, path):
-                raise CLIError(
-                    f"--out {out} is the input {what} {path}"
-                    + ("" if str(out) == str(path) else " (the same file)")
-                    + ": writing there would destroy it; choose another "
-                    "output file"
-                )
-
-
-def _check_out_folder(out, what):
-    """The folder of an output file exists (checked before any work)."""
-    folder = os.path.dirname(os.fspath(out)) or "."
-    if not os.path.isdir(folder):
-        raise CLIError(
-            f"cannot write the {what} to {out}: the folder does not exist: {folder}"
-        )
-
-
 def _check_roles(args):
     if args.target == args.era:
         raise CLIError(
@@ -164,6 +126,7 @@ def cmd_train(args):
         [args.out],
         [("DATA", args.data), ("--validation-data", args.validation_data)],
     )
+    _check_model_out(args.out)
     table = Table(args.data)
     table.check_columns([args.target], "target column")
     table.check_columns([args.era], "era column")
@@ -184,14 +147,15 @@ def cmd_train(args):
             [*features, args.target, args.era], "column of the training data"
         )
     progress = TrainingProgress(quiet=args.quiet)
-    X, y, eras = _read_training_data(
+    X, y, eras, n_eras = _read_training_data(
         args.data, table, args, features, categorical, progress.message
     )
+    told = _warn_single_era(est, n_eras, eras, args) + _warn_constant_target(y, args)
     if task == "classification":
         _check_class_labels(y, args.target, args.data)
     fit_params = {"eras": eras}
     if val_table is not None:
-        X_val, y_val, eras_val = _read_training_data(
+        X_val, y_val, eras_val, _ = _read_training_data(
             args.validation_data,
             val_table,
             args,
@@ -201,7 +165,9 @@ def cmd_train(args):
         )
         fit_params.update(X_val=X_val, y_val=y_val, eras_val=eras_val)
     tic = perf_counter()
-    with progress.catch_interrupt():
+    with progress.catch_interrupt(), warnings.catch_warnings():
+        for message in told:  # said above, in the command line's words
+            warnings.filterwarnings("ignore", message, UserWarning)
         progress.start()
         est.fit(X, y, callbacks=[progress], **fit_params)
     fit_seconds = perf_counter() - tic
@@ -243,6 +209,47 @@ def cmd_train(args):
     return 0
 
 
+def _warn(text):
+    """A warning of the command line: one line on stderr."""
+    print(f"eraboost: warning: {text}", file=sys.stderr)
+
+
+def _warn_single_era(est, n_eras, eras, args):
+    """Say that era-aware options have a single era to work with; returns
+    the estimator's warning it replaces (a pattern), or none."""
+    from .._eras import era_options_text
+
+    options = era_options_text(est)
+    if not options or n_eras > 1:
+        return []
+    flags = [
+        f"--split-type {o.split('=', 1)[1].strip(chr(39))}"
+        if o.startswith("split_type=")
+        else f"--param {o}"
+        for o in options
+    ]
+    _warn(
+        f"the era column {args.era!r} of {args.data} holds a single era "
+        f"({eras[:1].tolist()[0]!r}), so {', '.join(flags)} cannot compare "
+        "eras (the model is the one of --split-type original); give --era a "
+        "column of several eras (e.g. the month of each row)"
+    )
+    return [".* given without eras"]
+
+
+def _warn_constant_target(y, args):
+    """Say that the target holds one value; returns the estimator's warning
+    it replaces (a pattern), or none."""
+    if y.shape[0] < 2 or (y != y[0]).any():
+        return []
+    _warn(
+        f"the target column {args.target!r} of {args.data} holds one value "
+        f"({y[:1].tolist()[0]!r}) in every row: the model will predict it "
+        "everywhere; check --target and the rows of the table"
+    )
+    return ["y holds "]
+
+
 def _proba_columns(est, proba):
     return {f"proba_{label}": proba[:, k] for k, label in enumerate(est.classes_)}
 
@@ -256,7 +263,8 @@ def cmd_predict(args):
     _check_not_an_input([args.out], [("MODEL", args.model), ("DATA", args.data)])
     check_output_format(args.out)
     _check_out_folder(args.out, "predictions")
-    est, meta = _load(args.model)
+    with _model_file_problems(args.model):
+        est, meta = _load(args.model)
     if args.proba and not hasattr(est, "predict_proba"):
         raise CLIError(
             f"--proba needs a classifier; model {args.model} is a {type(est).__name__}"
@@ -272,16 +280,19 @@ def cmd_predict(args):
     table.check_columns(keep)
     X, cols, _ = _read_features(table, features, meta["categorical"], keep)
     out = {name: cols[name] for name in keep}
-    new = (
-        _proba_columns(est, np.asarray(est.predict_proba(X)))
-        if args.proba
-        else {"prediction": np.asarray(est.predict(X))}
-    )
-    clash = [c for c in new if c in out]
-    if clash:
-        raise CLIError(f"--keep cannot name the output column {clash[0]!r}")
-    out.update(new)
-    write_table(args.out, out)
+    _check_category_kinds(est, X, args.model, args.data)
+    with _model_file_problems(args.model):
+        new = (
+            _proba_columns(est, np.asarray(est.predict_proba(X)))
+            if args.proba
+            else {"prediction": np.asarray(est.predict(X))}
+        )
+        _check_finite_predictions(new, args.model, args.data)
+        clash = [c for c in new if c in out]
+        if clash:
+            raise CLIError(f"--keep cannot name the output column {clash[0]!r}")
+        out.update(new)
+        write_table(args.out, out)
     if not args.quiet:
         what = "class probabilities" if args.proba else "predictions"
         print(f"wrote {X.shape[0]:,} {what} to {args.out}", file=sys.stderr)
@@ -309,12 +320,14 @@ def _scores_for(est, X, metric):
     import numpy as np
 
     from ..metrics import make_era_scorer
+    from .report import REPORT_METRICS
 
-    return np.asarray(make_era_scorer(metric).response(est, X))
+    scorer = make_era_scorer("mse" if metric in REPORT_METRICS else metric)
+    return np.asarray(scorer.response(est, X))
 
 
 #: The metrics of ``report`` that score numbers (not class labels).
-_NUMERIC_METRICS = ("pearson", "spearman", "numerai_corr", "mse")
+_NUMERIC_METRICS = ("pearson", "spearman", "numerai_corr", "mse", "r2", "mae")
 
 
 def _check_metric_fits(args, loaded, y, target):
@@ -341,6 +354,8 @@ def _check_metric_fits(args, loaded, y, target):
 
 def cmd_report(args):
     """``eraboost report``: per-era scores, summary and plots of models."""
+    import numpy as np
+
     from ._tables import Table
     from .report import REPORT_FILES, compare_models, write_report
 
@@ -348,7 +363,10 @@ def cmd_report(args):
         [Path(args.out) / name for name in REPORT_FILES],
         [*(("MODEL", m) for m in args.models), ("DATA", args.data)],
     )
-    loaded = [_load(p) for p in args.models]
+    loaded = []
+    for path in args.models:
+        with _model_file_problems(path):
+            loaded.append(_load(path))
     target = args.target or loaded[0][1].get("target")
     era = args.era or loaded[0][1].get("era")
     if target is None or era is None:
@@ -368,16 +386,27 @@ def cmd_report(args):
     _check_metric_fits(args, loaded, cols[target], target)
     index = {f: j for j, f in enumerate(features)}
     predictions = {}
-    for name, (est, meta) in zip(_model_names(args.models), loaded):
+    names = _model_names(args.models)
+    for name, path, (est, meta) in zip(names, args.models, loaded):
         if hasattr(X, "columns"):
             Xm = X[meta["features"]]
         else:
             idx = [index[f] for f in meta["features"]]
             Xm = X if idx == list(range(X.shape[1])) else _select_columns(X, idx)
-        predictions[name] = _scores_for(est, Xm, args.metric)
+        _check_category_kinds(est, Xm, path, args.data)
+        with _model_file_problems(path):
+            predictions[name] = _scores_for(est, Xm, args.metric)
     labels, scores, summaries = compare_models(
         predictions, cols[target], cols[era], args.metric
     )
+    for name, s in scores.items():
+        undefined = int((~np.isfinite(s)).sum())
+        if undefined and not args.quiet:
+            _warn(
+                f"{args.metric} of {name} is undefined (NaN) in {undefined} of "
+                f"{s.size} eras: its predictions or the target do not vary "
+                "there (a model of a constant target predicts one value)"
+            )
     try:
         paths = write_report(args.out, labels, scores, summaries, args.metric)
     except OSError as exc:
@@ -417,8 +446,10 @@ def cmd_convert(args):
     from ..persistence import convert_model
 
     _check_not_an_input([args.out], [("MODEL", args.model)])
+    _check_model_out(args.out)
     _check_out_folder(args.out, "model")
-    convert_model(args.model, args.out)
+    with _model_file_problems(args.model):
+        convert_model(args.model, args.out)
     if not args.quiet:
         print(f"wrote {args.out} (model format 2)", file=sys.stderr)
     return 0

@@ -8,9 +8,13 @@ Imports only the standard library at the top (the parser reads
 imported by the functions that need them.
 """
 
+from contextlib import contextmanager
 from time import perf_counter
 
-from ._errors import CLIError
+from ._errors import _MAX_ERROR_CHARS, CLIError, escaped
+
+#: Longest error message of a model quoted in a line (it may quote the file).
+_MAX_QUOTED_CHARS = 300
 
 #: Prefix of the feature columns taken when none are named.
 DEFAULT_FEATURE_PREFIX = "feature"
@@ -84,6 +88,90 @@ def _load(path):
         if meta.get(key) is not None and not isinstance(meta[key], str):
             raise CLIError(f"model {path}: its metadata {key!r} must be a column name")
     return est, meta
+
+
+@contextmanager
+def _model_file_problems(path):
+    """Any error a model raises while it is loaded or used, as one line
+    naming its file.
+
+    A file that loads but holds what fit never writes (classes of an odd
+    dtype, text categories of a numeric column, a crafted format 1 file)
+    can make numpy, pyarrow or an encoder raise TypeError,
+    NotImplementedError...; a ModelFileError is kept whole, its newlines
+    escaped; other ValueErrors (one line already: a TableError), OSError,
+    MemoryError and ImportError (an interrupted import) pass through.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        from ..persistence import ModelFileError
+
+        if not isinstance(exc, ModelFileError):
+            raise
+        # one line already, but it may quote the file's strings: newlines
+        # included, escaped rather than cut
+        raise CLIError(escaped(str(exc).strip(), _MAX_ERROR_CHARS)) from exc
+    except (CLIError, OSError, MemoryError, ImportError):
+        raise
+    except Exception as exc:
+        raise CLIError(
+            f"model {path} cannot be used ({type(exc).__name__}: "
+            f"{escaped(exc, _MAX_QUOTED_CHARS)}): the "
+            "file holds values that fit never writes; train the model again"
+        ) from exc
+
+
+def _check_category_kinds(est, X, path, data):
+    """A categorical feature of the table holds text where the model learnt
+    numeric categories, or numbers where it learnt text ones (the encoder
+    would fail with a TypeError)."""
+    import numpy as np
+
+    mask = getattr(est, "is_categorical_", None)
+    if mask is None or not hasattr(X, "columns"):
+        return
+    try:
+        learnt = est._preprocessor.named_transformers_["encoder"].categories_
+    except (AttributeError, KeyError):
+        return
+    for name, categories in zip(X.columns[np.flatnonzero(mask)], learnt):
+        model_text = any(isinstance(c, str) for c in categories)
+        column = X[name]
+        data_text = column.dtype == "category" and any(
+            isinstance(c, str) for c in column.cat.categories[:1]
+        )
+        if model_text != data_text:
+            kinds = ("text", "numbers") if data_text else ("numbers", "text")
+            example = categories[:1].tolist()
+            raise CLIError(
+                f"feature column {name!r} of {data} holds {kinds[0]}, but model "
+                f"{path} learnt it as {kinds[1]}"
+                + (f" (e.g. {example[0]!r})" if example else "")
+                + f": give the column as {kinds[1]}, as in the training data"
+            )
+
+
+def _check_finite_predictions(columns, path, data):
+    """Refuse predictions that are infinite, NaN or NaT (nothing is written)."""
+    import numpy as np
+
+    for name, values in columns.items():
+        kind = values.dtype.kind
+        if kind in "mM":
+            bad = np.isnat(values)
+        elif kind in "fc":
+            bad = ~np.isfinite(values)
+        else:
+            continue
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise CLIError(
+                f"model {path} gives {int(bad.sum()):,} non-finite values of "
+                f"{name!r} for {data} (the first at row {row}: {values[row]}); "
+                "nothing was written: the model file is damaged, or train the "
+                "model again"
+            )
 
 
 # -- reading tables -----------------------------------------------------------
@@ -257,6 +345,31 @@ def _infer_task(table, target):
     return "regression" if target in table.numeric_columns() else "classification"
 
 
+def _check_numbers_as_text(X, columns, path):
+    """Refuse text ``columns`` (taken as categorical by their type) whose
+    every value is a number: numbers stored as text, which would make one
+    category of each distinct value."""
+    import pyarrow as pa
+
+    for name in columns:
+        categories = X[name].cat.categories
+        if not len(categories) or categories.dtype.kind != "O":
+            continue
+        values = [v for v in categories if isinstance(v, str)]
+        if len(values) != len(categories):
+            continue
+        try:
+            pa.array(values, type=pa.string()).cast(pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue  # some value is not a number: real categories
+        raise CLIError(
+            f"feature column {name!r} of {path} holds numbers stored as text "
+            f"(e.g. {values[0]!r}): store them as numbers (pandas: "
+            f"df[{name!r}] = pd.to_numeric(df[{name!r}])), or name the column "
+            "in --categorical-features to use its values as categories"
+        )
+
+
 def _read_training_data(path, table, args, features, categorical, note):
     import numpy as np
 
@@ -266,14 +379,21 @@ def _read_training_data(path, table, args, features, categorical, note):
     )
     if args.drop_missing_target:
         X, cols, nulls = _drop_missing_target(X, cols, nulls, args.target, path, note)
+    named = (
+        _split_list(args.categorical_features, "--categorical-features")
+        if args.categorical_features
+        else []
+    )
+    _check_numbers_as_text(X, [c for c in categorical if c not in named], path)
     y, eras = cols[args.target], cols[args.era]
     _check_target(y, nulls[args.target], args.target, path)
     _check_eras(eras, nulls[args.era], args.era, path)
+    n_eras = len(np.unique(eras))
     note(
-        f"read {_describe(X)} and {len(np.unique(eras))} eras from "
+        f"read {_describe(X)} and {n_eras} eras from "
         f"{path} in {perf_counter() - tic:.1f} s"
     )
-    return X, y, eras
+    return X, y, eras, n_eras
 
 
 def _check_class_labels(y, name, path):

@@ -14,10 +14,11 @@ Imports only the standard library at the top.
 
 import os
 import sys
+import warnings
 
 from . import _interrupts as interrupts
-from ._errors import CLIError, _error_line
-from ._parser import _join_negative_values, build_parser
+from ._errors import _MAX_ERROR_CHARS, CLIError, _error_line, escaped
+from ._parser import parse_args
 
 
 def _silence_stdout():
@@ -29,10 +30,19 @@ def _silence_stdout():
         pass
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A Python warning during a command, as one line of the command line
+    (no file path nor source line)."""
+    text = escaped(str(message).strip(), _MAX_ERROR_CHARS)  # newlines escaped
+    print(f"eraboost: warning: {text}", file=sys.stderr)
+
+
 def _run(args):
     """Run the command of parsed arguments; returns the exit status."""
     try:
-        status = args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            status = args.func(args)
         sys.stdout.flush()
         if interrupts._SIGINT_SEEN:  # compiled code swallowed the KeyboardInterrupt
             raise KeyboardInterrupt
@@ -74,7 +84,7 @@ def main(argv=None):
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(_join_negative_values(argv))
+        args = parse_args(argv)
         interrupts._load_libraries(args.func)
     except KeyboardInterrupt:
         return interrupts._interrupted()

@@ -12,11 +12,19 @@ from ._loading import DEFAULT_FEATURE_PREFIX
 
 #: ``split_type`` values and ``--metric`` names offered by the parser, kept
 #: here so that building it imports no numpy (tests check them against
-#: ``eraboost._engine._common.SPLIT_TYPES`` and ``eraboost.metrics.METRIC_NAMES``).
+#: ``eraboost._engine._common.SPLIT_TYPES``, and ``eraboost.metrics.METRIC_NAMES``
+#: with the report's own ``eraboost.cli.report.REPORT_METRICS``).
 SPLIT_TYPE_CHOICES = ("directional", "era", "original")
-
-
-METRIC_CHOICES = ("accuracy", "mse", "numerai_corr", "pearson", "roc_auc", "spearman")
+METRIC_CHOICES = (
+    "accuracy",
+    "mae",
+    "mse",
+    "numerai_corr",
+    "pearson",
+    "r2",
+    "roc_auc",
+    "spearman",
+)
 _DEMO_HELP = (
     "train four models (split_type original; era with boltzmann_alpha 0 and "
     "-inf; directional) on synthetic eras with a spurious feature and print "
@@ -170,7 +178,9 @@ def build_parser():
         "--metric",
         default="pearson",
         choices=METRIC_CHOICES,
-        help="per-era metric of eraboost.era_scores (default: pearson)",
+        help="per-era metric: one of eraboost.era_scores, or r2 or mae "
+        "(default: pearson); a correlation or r2 is NaN in an era where it is "
+        "undefined (constant predictions or target)",
     )
     _add_drop_missing_target(p)
     p.add_argument("--out", required=True, help="output folder")
@@ -196,7 +206,30 @@ def build_parser():
     )
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.set_defaults(func=commands.cmd_demo)
+    parser.command_parsers = sub.choices  # for parse_args's messages
     return parser
+
+
+def parse_args(argv):
+    """The parsed command line ``argv``; argparse's exit (status 2) on a bad
+    one.
+
+    An argument the command does not take is reported with that command's
+    usage (argparse reports it with the top-level usage); a ``--param``
+    value without ``=`` followed by that argument says how to write it.
+    """
+    parser = build_parser()
+    args, extra = parser.parse_known_args(_join_negative_values(argv))
+    if extra:
+        message = f"unrecognized arguments: {' '.join(extra)}"
+        loose = [p for p in getattr(args, "param", None) or () if "=" not in p]
+        if loose and not extra[0].startswith("-"):
+            message += (
+                f"; --param takes NAME=VALUE as one argument: "
+                f"--param {loose[0]}={extra[0]}"
+            )
+        parser.command_parsers[args.command].error(message)
+    return args
 
 
 def _join_negative_values(argv):

@@ -26,6 +26,7 @@ import numpy as np
 
 from .._atomic import atomic_write
 from .._engine.binning import INT_DTYPES, MixedMatrix
+from ._errors import escaped
 
 _BATCH_ROWS = 1 << 16
 
@@ -74,9 +75,47 @@ def check_output_format(path):
     return table_format(path)
 
 
+#: Longest part of a reader's message shown (it may quote the file's bytes).
+_MAX_DETAIL_CHARS = 160
+
+
 def _first_line(exc):
+    """The first line of a reader's error, escaped and cut: it may quote
+    the file's content, raw bytes included."""
     text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    return escaped(text[0] if text else type(exc).__name__, _MAX_DETAIL_CHARS)
+
+
+def _binary_byte(path, n_bytes=4096):
+    """The offset of the first NUL byte among the first ``n_bytes`` of a
+    file (text files have none), or None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(n_bytes)
+    except OSError:
+        return None
+    at = head.find(b"\0")
+    return None if at < 0 else at
+
+
+def _columns_hint(names, columns):
+    """Close matches (difflib) of missing column names, or the table's
+    columns when none is close: what the user may have meant."""
+    from difflib import get_close_matches
+
+    matches = {}
+    for name in names[:5]:
+        close = get_close_matches(str(name), columns, n=1)
+        if close:
+            matches[name] = close[0]
+    if len(matches) == 1 and len(names) == 1:
+        return f"did you mean {matches[names[0]]!r}?"
+    if matches:
+        pairs = ", ".join(f"{m!r} for {n!r}" for n, m in matches.items())
+        return f"did you mean {pairs}?"
+    shown = ", ".join(repr(c) for c in columns[:10])
+    more = f", ... ({len(columns)} in all)" if len(columns) > 10 else ""
+    return f"its columns are {shown}{more}"
 
 
 class Table:
@@ -105,6 +144,13 @@ class Table:
                     self.schema = reader.schema
                 self.n_rows = None
         except (pa.ArrowException, OSError, ValueError) as exc:
+            at = _binary_byte(self.path) if self.format == "csv" else None
+            if at is not None:
+                raise TableError(
+                    f"cannot read {self.path} as csv: it is not a text file "
+                    f"(a NUL byte at byte {at}); give a CSV text file or a "
+                    ".parquet table"
+                ) from None
             raise TableError(
                 f"cannot read {self.path} as {self.format}: {_first_line(exc)}"
             ) from None
@@ -118,7 +164,8 @@ class Table:
             more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
             raise TableError(
                 f"{self.path} has no {what} {shown}{more} "
-                f"({len(missing)} of {len(names)} missing)"
+                f"({len(missing)} of {len(names)} missing; "
+                f"{_columns_hint(missing, self.columns)})"
             )
 
     def _columns_of_type(self, *checks):
@@ -178,9 +225,25 @@ class Table:
         self.check_columns(features + others)
         wanted = list(dict.fromkeys(features + others))
         schema, batches = self._batches(wanted)
+        if self.n_rows is None:
+            batches = list(batches)
+            n_rows = sum(b.num_rows for b in batches)
+        else:
+            n_rows = self.n_rows
+        if not n_rows:
+            raise TableError(
+                f"{self.path} has no rows (only "
+                f"{'a header' if self.format == 'csv' else 'its columns'}): "
+                "give a table with data"
+            )
         t = pa.types
         for name in features:
             kind = schema.field(name).type
+            if t.is_null(kind):
+                raise TableError(
+                    f"feature column {name!r} of {self.path} is empty (no "
+                    "value in any row): fill it, or leave it out of the features"
+                )
             if not (t.is_integer(kind) or t.is_floating(kind) or t.is_boolean(kind)):
                 raise TableError(
                     f"feature column {name!r} of {self.path} has type {kind}; "
@@ -188,11 +251,6 @@ class Table:
                 )
         dtypes = [np.dtype(schema.field(c).type.to_pandas_dtype()) for c in features]
         dtype = np.result_type(*dtypes) if dtypes else np.float32
-        if self.n_rows is None:
-            batches = list(batches)
-            n_rows = sum(b.num_rows for b in batches)
-        else:
-            n_rows = self.n_rows
         X = _mixed_matrix(dtypes, n_rows)
         if X is None:
             X = np.empty((n_rows, len(features)), dtype=dtype, order="F")

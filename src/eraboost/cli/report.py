@@ -41,6 +41,38 @@ SUMMARY_FIELDS = (
 )
 
 
+def _r2(y_true, y_pred):
+    """Coefficient of determination; NaN for a constant target (undefined)."""
+    total = np.sum((y_true - y_true.mean()) ** 2)
+    if total == 0:
+        return float("nan")
+    return float(1.0 - np.sum((y_true - y_pred) ** 2) / total)
+
+
+def _mae(y_true, y_pred):
+    return float(np.mean(np.abs(y_true - y_pred)))
+
+
+#: Metrics of the report beyond :data:`eraboost.metrics.METRIC_NAMES`: name
+#: -> (function of one era, whether larger is better).
+REPORT_METRICS = {"r2": (_r2, True), "mae": (_mae, False)}
+#: The correlations, undefined (NaN in the report) in an era where the
+#: predictions or the target do not vary (era_scores gives 0 there).
+CORRELATIONS = ("pearson", "spearman", "numerai_corr")
+
+
+def constant_eras(values, eras):
+    """Whether ``values`` take one value within each era (eras in the
+    natural order of their labels, as :func:`eraboost.metrics.era_scores`)."""
+    from .._eras import check_eras
+
+    codes, labels = check_eras(eras, values.shape[0])
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(labels.shape[0]))
+    v = np.asarray(values)[order]
+    return np.minimum.reduceat(v, starts) == np.maximum.reduceat(v, starts)
+
+
 def compare_models(predictions, y_true, eras, metric="pearson"):
     """Per-era scores and summaries of several models' predictions.
 
@@ -62,16 +94,37 @@ def compare_models(predictions, y_true, eras, metric="pearson"):
         :func:`~eraboost.metrics.era_summary` of each model's scores, plus
         ``"worst_era"``, the label of the worst era.
     """
-    greater = greater_is_better(metric)
+    score, greater = REPORT_METRICS.get(metric, (metric, None))
+    if greater is None:
+        greater = greater_is_better(metric)
+    if metric in CORRELATIONS:
+        flat_target = constant_eras(y_true, eras)
     labels, scores, summaries = None, {}, {}
     for name, pred in predictions.items():
-        labels, s = era_scores(y_true, pred, eras, metric, return_eras=True)
+        labels, s = era_scores(y_true, pred, eras, score, return_eras=True)
+        if metric in CORRELATIONS:
+            s = np.where(flat_target | constant_eras(pred, eras), np.nan, s)
         scores[name] = s
-        summary = era_summary(s, greater_is_better=greater)
-        worst = int(np.argmin(s) if greater else np.argmax(s))
-        summary["worst_era"] = _plain(labels[worst])
-        summaries[name] = summary
+        summaries[name] = _summary(s, labels, greater)
     return labels, scores, summaries
+
+
+def _summary(scores, labels, greater):
+    """:func:`~eraboost.metrics.era_summary` of the eras whose score is
+    defined (all NaN when none is; ``n_eras`` counts them), with
+    ``"worst_era"``."""
+    defined = np.isfinite(scores)
+    if not defined.any():
+        nan = float("nan")
+        summary = dict.fromkeys(
+            ("mean", "std", "sharpe", "worst", "positive_share", "max_drawdown"), nan
+        )
+        return {**summary, "n_eras": 0, "worst_era": None}
+    summary = era_summary(scores[defined], greater_is_better=greater)
+    masked = np.where(defined, scores, -np.inf if not greater else np.inf)
+    worst = int(np.argmin(masked) if greater else np.argmax(masked))
+    summary["worst_era"] = _plain(labels[worst])
+    return summary
 
 
 def _plain(value):
