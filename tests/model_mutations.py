@@ -336,3 +336,158 @@ def load_and_predict(path, X, reference, kind, label, failures):
 
 if __name__ == "__main__":
     main()
+
+
+# -- crafted files: small files whose load would cost much (issue 62) -------------
+# Each takes the parsed model.json and the members of a file written by
+# save_model and edits them in place, as an attacker who rewrites the
+# checksum would; the tests write them with write_model_file.
+def array_of(members, name):
+    return np.load(io.BytesIO(members[f"{name}.npy"]), allow_pickle=False)
+
+
+def set_array(doc, members, name, array):
+    """Replace the array member ``name`` and its declaration."""
+    array = np.ascontiguousarray(array)
+    members[f"{name}.npy"] = npy_bytes(array)
+    descr = json.loads(json.dumps(np.lib.format.dtype_to_descr(array.dtype)))
+    doc["arrays"][name] = {"dtype": descr, "shape": list(array.shape)}
+
+
+def set_trees(doc, members, nodes, counts):
+    """The trees' arrays: ``nodes`` concatenated, ``counts`` nodes each, no
+    categorical split."""
+    set_array(doc, members, "tree_nodes", nodes)
+    set_array(doc, members, "tree_n_nodes", np.asarray(counts, dtype=np.uint32))
+    bitsets = np.zeros((0, 8), dtype=np.uint32)
+    set_array(doc, members, "tree_binned_bitsets", bitsets)
+    set_array(doc, members, "tree_raw_bitsets", bitsets)
+    set_array(doc, members, "tree_n_bitsets", np.zeros(len(counts), np.uint32))
+
+
+def single_leaves(members, n_trees):
+    nodes = np.zeros(n_trees, dtype=array_of(members, "tree_nodes").dtype)
+    nodes["is_leaf"] = 1
+    return nodes
+
+
+def boosted_iterations(doc, members, n_iter):
+    """A booster of ``n_iter`` iterations: the scores and the best
+    iteration cut to fit."""
+    doc["fitted"]["n_iter"] = n_iter
+    doc["fitted"]["best_iteration_"] = None
+    for name in ("train_score", "validation_score"):
+        set_array(doc, members, name, np.zeros(0))
+
+
+def more_features(doc, members, n_features):
+    """``n_features`` features: the file's first ones, then features that
+    no tree uses, without thresholds."""
+    fitted = doc["fitted"]
+    fitted["n_features_in_"] = n_features
+    fitted["feature_names_in_"] = None
+    counts = array_of(members, "bin_n_thresholds")
+    wide = np.zeros(n_features, dtype=np.uint32)
+    wide[: counts.size] = counts
+    set_array(doc, members, "bin_n_thresholds", wide)
+
+
+def wide_integer_lookup(doc, members, n_features=12_000):
+    """Integer bin mappers of range 0 .. 65535 for ``n_features`` features:
+    lookup tables of 64 KiB each (a 4.7 KB file)."""
+    more_features(doc, members, n_features)
+    doc["fitted"]["bin_mapper_is_integer"] = True
+    set_array(doc, members, "bin_lo", np.zeros(n_features, dtype=np.int32))
+    set_array(doc, members, "bin_hi", np.full(n_features, 65535, dtype=np.int32))
+
+
+def wide_eras(doc, members, n_eras=150_000, width=4096):
+    """``n_eras`` empty era labels stored ``width`` characters wide."""
+    doc["fitted"]["fit_signature"][0] = 2**30
+    doc["fitted"]["n_eras_"] = n_eras
+    doc["fitted"]["eras_"] = {"dtype": f"<U{width}", "values": [""] * n_eras}
+
+
+def wide_interaction_cst(doc, members, n=10**6):
+    """interaction_cst as two arrays of ``n`` empty strings, 256 wide."""
+    array = {"ndarray": ["<U256", [n], [""] * n]}
+    doc["params"]["interaction_cst"] = [array, array]
+
+
+def many_classes(doc, members, n_classes=65_536, width=4096, n_samples=None):
+    """A multiclass model of ``n_classes`` classes stored ``width`` wide,
+    one iteration of single-leaf trees."""
+    fitted = doc["fitted"]
+    fitted["classes_"] = {
+        "dtype": f"<U{width}",
+        "values": [f"{i:05d}" for i in range(n_classes)],
+    }
+    fitted["n_trees_per_iteration_"] = n_classes
+    if n_samples is not None:
+        fitted["fit_signature"][0] = n_samples
+    boosted_iterations(doc, members, 1)
+    set_trees(doc, members, single_leaves(members, n_classes), [1] * n_classes)
+    set_array(doc, members, "baseline", np.zeros((1, n_classes)))
+
+
+def padded_json(doc, members, mib=61):
+    """``mib`` MiB of empty lists in the metadata, with random text to keep
+    model.json within 100 to 1 of compression (0.9 MB in the zip)."""
+    import zlib
+
+    doc["metadata"]["lists"] = [[]] * (mib * 2**20 // 4)
+    size = len(json.dumps(doc))
+    # hex of random bytes compresses about 2 to 1: enough of it that the
+    # whole compresses less than 99 to 1
+    doc["metadata"]["noise"] = np.random.default_rng(0).bytes(size // 90).hex()
+    content = json.dumps(doc).encode()
+    assert len(content) < 99 * len(zlib.compress(content, 6))
+
+
+def many_trees(doc, members, n_trees=285_000):
+    """``n_trees`` iterations of single-leaf trees (a 59 KB file)."""
+    doc["params"]["max_iter"] = n_trees
+    boosted_iterations(doc, members, n_trees)
+    set_trees(doc, members, single_leaves(members, n_trees), [1] * n_trees)
+
+
+def wide_categorical(doc, members, n_features=200_000, n_categories=257):
+    """One categorical feature of ``n_categories`` text categories among
+    ``n_features`` (an 8 KB file)."""
+    more_features(doc, members, n_features)
+    fitted = doc["fitted"]
+    fitted["is_categorical_"] = [True] + [False] * (n_features - 1)
+    fitted["categories"] = [
+        {"dtype": "object", "values": [f"c{i:03d}" for i in range(n_categories)]}
+    ]
+
+
+def deep_tree(doc, members, depth=10**6):
+    """One tree: a chain of ``depth`` splits on feature 0, each with a leaf
+    on its right (a 23.6 MB file)."""
+    doc["params"].update(max_leaf_nodes=None, max_depth=None, max_iter=1)
+    doc["fitted"]["fit_signature"][0] = 2**30
+    boosted_iterations(doc, members, 1)
+    n = 2 * depth + 1
+    nodes = np.zeros(n, dtype=array_of(members, "tree_nodes").dtype)
+    splits = np.arange(0, n - 1, 2)
+    nodes["left"][splits] = splits + 2
+    nodes["right"][splits] = splits + 1
+    nodes["depth"] = (np.arange(n) + 1) // 2
+    nodes["is_leaf"] = 1
+    nodes["is_leaf"][splits] = 0
+    nodes["value"][nodes["is_leaf"] == 1] = 0.001
+    set_trees(doc, members, nodes, [n])
+
+
+ATTACKS = {
+    # name: (model saved, edit): the cases of issue 62, "Small files, large costs"
+    "integer lookup tables": ("regressor", wide_integer_lookup),
+    "eras 4096 wide": ("regressor", wide_eras),
+    "interaction_cst of empty strings": ("regressor", wide_interaction_cst),
+    "65,536 classes 4096 wide": ("multiclass", many_classes),
+    "61 MiB of empty lists": ("regressor", padded_json),
+    "285,000 single-leaf trees": ("regressor", many_trees),
+    "200,000 features, 257 categories": ("categorical", wide_categorical),
+    "a tree of depth 10**6": ("regressor", deep_tree),
+}

@@ -13,19 +13,14 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 import skops.io
 from sklearn.metrics import make_scorer, r2_score
 
 from eraboost import (
-    HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
-    InvariantForestClassifier,
-    InvariantForestRegressor,
     ModelFileError,
     ModelVersionWarning,
-    RobustTreeClassifier,
     load_model,
     make_era_scorer,
     persistence,
@@ -42,74 +37,17 @@ N = 1200
 X = RNG.normal(size=(N, 5))
 ERAS = np.repeat(np.arange(12), N // 12)
 Y_REG = X[:, 0] + 0.5 * X[:, 1] * (ERAS % 2) + RNG.normal(scale=0.5, size=N)
-Y_BIN = (Y_REG > 0).astype(int)
-Y_MULTI = np.digitize(Y_REG, [-0.7, 0.0, 0.7])
 X_NEW = RNG.normal(size=(300, 5))
-
-
-def _frame(X, seed):
-    rng = np.random.RandomState(seed)
-    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
-    df["sector"] = pd.Categorical(rng.choice(["a", "b", "c", "d"], size=len(df)))
-    return df
-
-
-def _fitted():
-    """(name, estimator, X to predict) of every kind of model."""
-    df = _frame(X, 0)
-    y_cat = Y_REG + (df["sector"] == "a").to_numpy()
-    common = dict(max_iter=15, random_state=0)
-    era = dict(split_type="era", boltzmann_alpha=-np.inf)
-    return [
-        (
-            "regressor",
-            HistGradientBoostingRegressor(**common, **era).fit(X, Y_REG, eras=ERAS),
-            X_NEW,
-        ),
-        (
-            "binary",
-            HistGradientBoostingClassifier(**common, split_type="directional").fit(
-                X, Y_BIN, eras=ERAS
-            ),
-            X_NEW,
-        ),
-        (
-            "multiclass",
-            HistGradientBoostingClassifier(**common, **era).fit(X, Y_MULTI, eras=ERAS),
-            X_NEW,
-        ),
-        (
-            "categorical",
-            HistGradientBoostingRegressor(
-                **common, scoring="r2", early_stopping=True
-            ).fit(df, y_cat, eras=ERAS),
-            _frame(X_NEW, 1),
-        ),
-        (
-            "forest-regressor",
-            InvariantForestRegressor(
-                n_estimators=5, irf_penalty=1.0, random_state=0
-            ).fit(X, Y_REG, eras=ERAS),
-            X_NEW,
-        ),
-        (
-            "forest-classifier",
-            InvariantForestClassifier(n_estimators=5, random_state=0).fit(
-                X, Y_BIN, eras=ERAS
-            ),
-            X_NEW,
-        ),
-        (
-            "robust-tree",
-            RobustTreeClassifier(max_depth=1, budget=2.0).fit(
-                np.round(X[:80] * 2), Y_BIN[:80]
-            ),
-            np.round(X_NEW * 2),
-        ),
-    ]
-
-
-MODELS = _fitted()
+# the kinds of the conftest's fitted_models
+NAMES = [
+    "regressor",
+    "binary",
+    "multiclass",
+    "categorical",
+    "forest-regressor",
+    "forest-classifier",
+    "robust-tree",
+]
 
 
 def _outputs(est, Xp):
@@ -120,8 +58,9 @@ def _outputs(est, Xp):
     return out
 
 
-@pytest.mark.parametrize("name, est, Xp", MODELS, ids=[m[0] for m in MODELS])
-def test_round_trip_predicts_bit_identically(name, est, Xp, tmp_path):
+@pytest.mark.parametrize("name", NAMES)
+def test_round_trip_predicts_bit_identically(name, fitted_models, tmp_path):
+    est, Xp = fitted_models[name]
     path = tmp_path / "model.skops"
     save_model(est, path, metadata={"features": ["a", "b"], "note": None})
     loaded, meta = load_model(path, return_metadata=True)
@@ -253,13 +192,10 @@ def test_atomic_write_never_replaces_or_deletes_a_special_file(tmp_path):
 
 
 # -- model files from elsewhere: checked on load (issue 28) ----------------------
-MODEL = {name: (est, Xp) for name, est, Xp in MODELS}
-
-
-def _dump_edited(name, edit, path):
-    """Write model ``name`` to ``path`` as a model file, edited by ``edit``
-    (a function of the estimator's copy), without save_model's checks."""
-    est = copy.deepcopy(MODEL[name][0])
+def _dump_edited(est, edit, path):
+    """Write ``est`` to ``path`` as a model file, edited by ``edit`` (a
+    function of the estimator's copy), without save_model's checks."""
+    est = copy.deepcopy(est)
     edit(est)
     Path(path).write_bytes(model_bytes(est, {}, path, check=False))
 
@@ -359,7 +295,12 @@ EDITS = [
     ("categorical", "negative feature", _set("feature", 0, -1), "feature -1"),
     ("categorical", "feature 1e6", _set("feature", 3, 10**6), "feature 1000000"),
     ("regressor", "left/right cycle", _cycle, "node 1 is the child of 2 nodes"),
-    ("regressor", "detached cycle", _detached_cycle, "2 of its .* not reached"),
+    (
+        "regressor",
+        "detached cycle",
+        _detached_cycle,
+        "the children of node 3 are not one level below it",
+    ),
     ("regressor", "root as a child", _set("right", 1, 0), "root is the child"),
     ("regressor", "nan leaf", _set("value", 4, np.nan), "leaf 4 has the value nan"),
     ("regressor", "inf leaf", _set("value", 4, np.inf), "leaf 4 has the value inf"),
@@ -488,31 +429,31 @@ EDITS = [
 @pytest.mark.parametrize(
     "name, edit, message", [e[::2] + e[3:] for e in EDITS], ids=[e[1] for e in EDITS]
 )
-def test_edited_model_files_are_refused(name, edit, message, tmp_path):
+def test_edited_model_files_are_refused(name, edit, message, fitted_models, tmp_path):
     # before these checks, several such files loaded, and predict then
     # crashed (segmentation fault), looped forever or read out of bounds
     path = tmp_path / "edited.skops"
-    _dump_edited(name, edit, path)
+    _dump_edited(fitted_models[name][0], edit, path)
     with pytest.raises(ModelFileError, match=message) as e:
         load_model(path)
     assert str(e.value).startswith(f"cannot read model {path}: ")
     assert "\n" not in str(e.value)
 
 
-@pytest.mark.parametrize("name", list(MODEL))
-def test_unedited_model_files_pass_the_checks(name, tmp_path):
+@pytest.mark.parametrize("name", NAMES)
+def test_unedited_model_files_pass_the_checks(name, fitted_models, tmp_path):
     path = tmp_path / "same.skops"
-    _dump_edited(name, lambda est: None, path)
-    est, Xp = MODEL[name]
+    est, Xp = fitted_models[name]
+    _dump_edited(est, lambda est: None, path)
     for a, b in zip(_outputs(load_model(path), Xp), _outputs(est, Xp)):
         np.testing.assert_array_equal(a, b)
 
 
-def _mutation_campaign(tmp_path, names, seed, n):
+def _mutation_campaign(models, tmp_path, names, seed, n):
     """Run model_mutations.py on the models ``names``: its JSON report."""
     args = []
     for name in names:
-        est, Xp = MODEL[name]
+        est, Xp = models[name]
         save_model(est, tmp_path / f"{name}.skops")
         with open(tmp_path / f"{name}.pkl", "wb") as f:
             pickle.dump(Xp[:50], f)
@@ -533,12 +474,15 @@ def _mutation_campaign(tmp_path, names, seed, n):
     return report["counts"]
 
 
-def test_damaged_and_edited_files_never_crash_hang_or_change_predictions(tmp_path):
+def test_damaged_and_edited_files_never_crash_hang_or_change_predictions(
+    fitted_models, tmp_path
+):
     # a few hundred seeded mutations of four model files (flipped bytes,
     # truncations, changed or removed values inside the members, edits with
     # a new checksum), all loaded in one child process: a crash or a hang
     # fails the test, not pytest
     counts = _mutation_campaign(
+        fitted_models,
         tmp_path,
         ["categorical", "multiclass", "forest-classifier", "robust-tree"],
         0,
@@ -552,13 +496,13 @@ def test_damaged_and_edited_files_never_crash_hang_or_change_predictions(tmp_pat
 
 
 # -- versions (issue 28, item 3) -------------------------------------------------
-def test_the_file_records_the_versions_that_wrote_it(tmp_path):
+def test_the_file_records_the_versions_that_wrote_it(fitted_models, tmp_path):
     import sklearn
 
     import eraboost
 
     path = tmp_path / "m.skops"
-    save_model(MODEL["regressor"][0], path)
+    save_model(fitted_models["regressor"][0], path)
     doc, _, _ = read_model_file(path)
     assert doc["versions"] == {
         "eraboost": eraboost.__version__,
@@ -570,11 +514,11 @@ def test_the_file_records_the_versions_that_wrote_it(tmp_path):
         load_model(path)  # the same versions: no warning
 
 
-def test_a_file_of_other_versions_warns_naming_both(tmp_path):
+def test_a_file_of_other_versions_warns_naming_both(fitted_models, tmp_path):
     import eraboost
 
     path = tmp_path / "m.skops"
-    save_model(MODEL["regressor"][0], path)
+    save_model(fitted_models["regressor"][0], path)
     doc, members, _ = read_model_file(path)
     doc["versions"].update({"eraboost": "0.0.7", "numpy": "1.26.4"})
     write_model_file(path, doc, members)
@@ -588,12 +532,12 @@ def test_a_file_of_other_versions_warns_naming_both(tmp_path):
     assert "scikit-learn" not in message  # the same version
     assert issubclass(ModelVersionWarning, UserWarning)
     np.testing.assert_array_equal(
-        loaded.predict(X_NEW), MODEL["regressor"][0].predict(X_NEW)
+        loaded.predict(X_NEW), fitted_models["regressor"][0].predict(X_NEW)
     )
 
 
-def test_a_future_format_is_refused_naming_its_writer(tmp_path):
-    path = _saved_file(tmp_path)
+def test_a_future_format_is_refused_naming_its_writer(fitted_models, tmp_path):
+    path = _saved_file(fitted_models, tmp_path)
     doc, members, _ = read_model_file(path)
     doc["version"] = 3
     doc["versions"]["eraboost"] = "7.0"
@@ -611,8 +555,8 @@ def test_a_future_format_is_refused_naming_its_writer(tmp_path):
             load_model(path)
 
 
-def test_a_damaged_versions_record_is_refused(tmp_path):
-    path = _saved_file(tmp_path)
+def test_a_damaged_versions_record_is_refused(fitted_models, tmp_path):
+    path = _saved_file(fitted_models, tmp_path)
     doc, members, _ = read_model_file(path)
     doc["versions"] = {"eraboost": 1}
     write_model_file(path, doc, members)
@@ -620,8 +564,8 @@ def test_a_damaged_versions_record_is_refused(tmp_path):
         load_model(path)
 
 
-def test_contents_that_do_not_match_the_checksum_are_refused(tmp_path):
-    path = _saved_file(tmp_path)
+def test_contents_that_do_not_match_the_checksum_are_refused(fitted_models, tmp_path):
+    path = _saved_file(fitted_models, tmp_path)
     doc, members, comment = read_model_file(path)
     assert comment.startswith(b"eraboost-sha256:")
     doc["metadata"]["note"] = "edited"
@@ -649,14 +593,15 @@ def _format_1_file(est, path, metadata=None, edit=None, versions=True):
     return path
 
 
-def test_format_1_files_are_refused_saying_how_to_convert(tmp_path):
-    path = _format_1_file(MODEL["regressor"][0], tmp_path / "old.skops")
+def test_format_1_files_are_refused_saying_how_to_convert(fitted_models, tmp_path):
+    path = _format_1_file(fitted_models["regressor"][0], tmp_path / "old.skops")
     with pytest.raises(ModelFileError, match=r"format 1 .*convert_model\(OLD, NEW\)"):
         load_model(path)
 
 
-@pytest.mark.parametrize("name, est, Xp", MODELS, ids=[m[0] for m in MODELS])
-def test_format_1_files_convert_and_predict_the_same(name, est, Xp, tmp_path):
+@pytest.mark.parametrize("name", NAMES)
+def test_format_1_files_convert_and_predict_the_same(name, fitted_models, tmp_path):
+    est, Xp = fitted_models[name]
     old = _format_1_file(est, tmp_path / "old.skops", {"note": "before"})
     convert_model(old, tmp_path / "new.skops")
     loaded, meta = load_model(tmp_path / "new.skops", return_metadata=True)
@@ -675,8 +620,8 @@ def _attacked(est):
     est._loss = HalfSquaredError()
 
 
-def test_conversion_keeps_only_the_declared_fields(tmp_path):
-    est, Xp = MODEL["binary"]
+def test_conversion_keeps_only_the_declared_fields(fitted_models, tmp_path):
+    est, Xp = fitted_models["binary"]
     old = _format_1_file(est, tmp_path / "old.skops", edit=_attacked)
     convert_model(old, tmp_path / "new.skops")
     loaded = load_model(tmp_path / "new.skops")
@@ -687,10 +632,10 @@ def test_conversion_keeps_only_the_declared_fields(tmp_path):
         loaded.predict(np.zeros((3, 1), dtype=np.uint8))
 
 
-def test_conversion_builds_no_type_outside_the_allowlist(tmp_path):
+def test_conversion_builds_no_type_outside_the_allowlist(fitted_models, tmp_path):
     Marker.path = str(tmp_path / "ran")
     path = _format_1_file(
-        MODEL["regressor"][0],
+        fitted_models["regressor"][0],
         tmp_path / "old.skops",
         {"payload": Marker.__new__(Marker), "call": os.system},
     )
@@ -698,6 +643,93 @@ def test_conversion_builds_no_type_outside_the_allowlist(tmp_path):
         convert_model(path, tmp_path / "new.skops")
     assert not os.path.exists(Marker.path)
     assert not os.path.exists(tmp_path / "new.skops")
+
+
+def test_convert_without_skops_names_the_extra(fitted_models, tmp_path, monkeypatch):
+    # skops is the optional extra "convert": absent, conversion says how to
+    # install it in one line, and model files of format 2 load without it
+    old = _format_1_file(fitted_models["regressor"][0], tmp_path / "old.skops")
+    save_model(fitted_models["regressor"][0], tmp_path / "m.skops")
+    monkeypatch.setitem(sys.modules, "skops", None)
+    monkeypatch.setitem(sys.modules, "skops.io", None)
+    with pytest.raises(
+        ModelFileError, match=r'needs skops: pip install "eraboost\[convert\]"'
+    ) as e:
+        convert_model(old, tmp_path / "new.skops")
+    assert "\n" not in str(e.value)
+    assert not os.path.exists(tmp_path / "new.skops")
+    load_model(tmp_path / "m.skops")
+
+
+def _sklearn_twin(est):
+    # a scikit-learn estimator of the same class name as eraboost's (skops
+    # trusts it; fitted, its trees are of a type outside the allowlist)
+    from sklearn.ensemble import HistGradientBoostingRegressor as Twin
+
+    return Twin(max_iter=3)
+
+
+def _unfitted(est):
+    return HistGradientBoostingRegressor()
+
+
+def _with(attr, value):
+    def make(est):
+        est = copy.deepcopy(est)
+        setattr(est, attr, value)
+        return est
+
+    return make
+
+
+FOREIGN_FORMAT_1 = [
+    # (what, the estimator the file holds, message): before, each gave a
+    # TypeError from `eraboost convert`
+    (
+        "a scikit-learn twin",
+        _sklearn_twin,
+        r"its estimator is a sklearn\.ensemble\..*HistGradientBoostingRegressor, "
+        r"not one of eraboost's estimators",
+    ),
+    ("no trees", _with("_predictors", None), "not one eraboost's fit makes"),
+    ("no fit signature", _with("_fit_signature", None), "not one eraboost's fit"),
+    ("n_features_in_ None", _with("n_features_in_", None), "not one eraboost's fit"),
+    ("unfitted", _unfitted, "its estimator is not fitted"),
+]
+
+
+@pytest.mark.parametrize(
+    "what, make, message", FOREIGN_FORMAT_1, ids=[f[0] for f in FOREIGN_FORMAT_1]
+)
+def test_convert_refuses_what_eraboost_did_not_fit_in_one_line(
+    what, make, message, fitted_models, tmp_path
+):
+    est = make(fitted_models["regressor"][0])
+    old = _format_1_file(est, tmp_path / "old.skops")
+    with pytest.raises(ModelFileError, match=message) as e:
+        convert_model(old, tmp_path / "new.skops")
+    assert "\n" not in str(e.value)
+    assert not os.path.exists(tmp_path / "new.skops")
+
+
+def test_convert_bounds_sizes_before_reading(fitted_models, tmp_path, monkeypatch):
+    # issue 62: a 1.6 MB format 1 file holding a 1.6 GB array took 3.4 GB
+    # and tens of seconds, then converted; its sizes now refuse it unread
+    import zipfile
+
+    old = _format_1_file(fitted_models["regressor"][0], tmp_path / "old.skops")
+    with zipfile.ZipFile(old, "a", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("huge.npy", bytes(64 * 2**20))
+    assert old.stat().st_size < 2**20
+
+    def never(*args, **kwargs):
+        raise AssertionError("skops read the file")
+
+    monkeypatch.setattr(skops.io, "loads", never)
+    monkeypatch.setattr(skops.io, "get_untrusted_types", never)
+    with pytest.raises(ModelFileError, match=r"more than 100 to 1") as e:
+        convert_model(old, tmp_path / "new.skops")
+    assert "\n" not in str(e.value)
 
 
 # the modules whose classes a format 1 file names, before and after the
@@ -727,8 +759,8 @@ def _as_written_before_the_move(path):
 
 
 @pytest.mark.parametrize("name", ["categorical", "forest-regressor", "robust-tree"])
-def test_format_1_files_written_before_the_move_convert(name, tmp_path):
-    est, Xp = MODEL[name]
+def test_format_1_files_written_before_the_move_convert(name, fitted_models, tmp_path):
+    est, Xp = fitted_models[name]
     old = _format_1_file(est, tmp_path / "old.skops", versions=False)
     _as_written_before_the_move(old)
     names = set(skops.io.get_untrusted_types(file=old))
@@ -739,10 +771,10 @@ def test_format_1_files_written_before_the_move_convert(name, tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
-def _saved_file(folder):
+def _saved_file(models, folder):
     """The regressor, saved by save_model in ``folder``."""
     path = folder / "saved.skops"
-    save_model(MODEL["regressor"][0], path, metadata={"note": "original"})
+    save_model(models["regressor"][0], path, metadata={"note": "original"})
     return path
 
 
@@ -768,47 +800,53 @@ def test_a_model_fitted_with_an_era_scorer_saves_and_loads(tmp_path):
     loaded.set_params(max_iter=8, warm_start=True).fit(ERA_X, ERA_Y, eras=ERA_ERAS)
 
 
-def _unloadable():
-    est = _fit_scored(make_era_scorer("pearson"))
-    return [
-        (
-            "make_scorer",
-            _fit_scored(make_scorer(r2_score)),
-            None,
-            r"the parameter scoring holds sklearn\.metrics\._scorer\._Scorer.*"
-            r"set scoring to a string or to eraboost\.make_era_scorer",
-        ),
-        (
-            "era scorer of a function",
-            _fit_scored(make_era_scorer(lambda a, b: 0.0)),
-            None,
-            r"the parameter scoring \(scoring\.metric\) holds .*<lambda>",
-        ),
-        (
-            "lambda in metadata",
-            est,
-            {"x": lambda z: z},
-            r"metadata\['x'\] holds .*<lambda>.*; remove it",
-        ),
-        (
-            "function deep in metadata",
-            est,
-            {"a": [1, {"b": np.corrcoef}]},
-            r"metadata\['a'\]\[1\]\['b'\] holds numpy\.corrcoef.*; remove it",
-        ),
-        (
-            "object in metadata",
-            est,
-            {"when": Marker.__new__(Marker)},
-            r"metadata\['when'\] holds (tests\.)?test_persistence\.Marker.*; remove it",
-        ),
-    ]
+def _era_scored():
+    return _fit_scored(make_era_scorer("pearson"))
 
 
-@pytest.mark.parametrize("what, est, metadata, message", _unloadable())
+# (what, the estimator's maker, metadata, message): fitted in the test
+UNLOADABLE = [
+    (
+        "make_scorer",
+        lambda: _fit_scored(make_scorer(r2_score)),
+        None,
+        r"the parameter scoring holds sklearn\.metrics\._scorer\._Scorer.*"
+        r"set scoring to a string or to eraboost\.make_era_scorer",
+    ),
+    (
+        "era scorer of a function",
+        lambda: _fit_scored(make_era_scorer(lambda a, b: 0.0)),
+        None,
+        r"the parameter scoring \(scoring\.metric\) holds .*<lambda>",
+    ),
+    (
+        "lambda in metadata",
+        _era_scored,
+        {"x": lambda z: z},
+        r"metadata\['x'\] holds .*<lambda>.*; remove it",
+    ),
+    (
+        "function deep in metadata",
+        _era_scored,
+        {"a": [1, {"b": np.corrcoef}]},
+        r"metadata\['a'\]\[1\]\['b'\] holds numpy\.corrcoef.*; remove it",
+    ),
+    (
+        "object in metadata",
+        _era_scored,
+        {"when": Marker.__new__(Marker)},
+        r"metadata\['when'\] holds (tests\.)?test_persistence\.Marker.*; remove it",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "what, make, metadata, message", UNLOADABLE, ids=[u[0] for u in UNLOADABLE]
+)
 def test_save_refuses_what_load_would_refuse_and_writes_nothing(
-    what, est, metadata, message, tmp_path
+    what, make, metadata, message, tmp_path
 ):
+    est = make()
     path = tmp_path / "model.skops"
     path.write_bytes(b"the previous model")
     with pytest.raises(ModelFileError, match=message) as e:
@@ -818,8 +856,8 @@ def test_save_refuses_what_load_would_refuse_and_writes_nothing(
     assert os.listdir(tmp_path) == ["model.skops"]
 
 
-def test_save_refuses_an_unsound_model(tmp_path):
-    est = copy.deepcopy(MODEL["regressor"][0])
+def test_save_refuses_an_unsound_model(fitted_models, tmp_path):
+    est = copy.deepcopy(fitted_models["regressor"][0])
     est._predictors[0][0].nodes["value"][4] = np.nan
     with pytest.raises(ModelFileError, match="leaf 4 has the value nan"):
         save_model(est, tmp_path / "m.skops")

@@ -112,48 +112,117 @@ def _list(value, name, length=None):
 
 # -- trees ----------------------------------------------------------------------
 def check_tree(tree, name, n_features, n_categorical=None, n_bins_non_missing=None):
-    """Check one :class:`~eraboost._engine.predictor.TreePredictor`.
+    """Check one :class:`~eraboost._engine.predictor.TreePredictor`
+    (:func:`check_trees` of one tree named ``name``)."""
+    check_trees([tree], lambda i: name, n_features, n_categorical, n_bins_non_missing)
+
+
+def concatenated_nodes(arrays):
+    """One array of the node arrays ``arrays`` (all of NODE_DTYPE), joined
+    as bytes: concatenating structured arrays compares their dtypes, one
+    by one, which costs more than the copy."""
+    if len(arrays) == 1:
+        return arrays[0]
+    dtype = arrays[0].dtype
+    # by blocks: the views of a block are the only per-tree objects made
+    step = 4096
+    blocks = [
+        np.concatenate([a.view(np.uint8) for a in arrays[i : i + step]])
+        for i in range(0, len(arrays), step)
+    ]
+    return np.concatenate(blocks).view(dtype)
+
+
+def _check_tree_object(tree, i, names, seen):
+    """The nodes and the number of category bitsets of tree ``i``.
+
+    ``seen`` holds what is already checked: dtype objects found equal to
+    NODE_DTYPE (comparing structured dtypes is slow) and the ids of bitset
+    arrays (trees read from a file share one empty array).
+    """
+    from ._engine.predictor import TreePredictor
+
+    if type(tree) is not TreePredictor:
+        _fail(f"{names(i)} must be a TreePredictor, not {type(tree).__name__}")
+    state = vars(tree)
+    for attr in ("nodes", "binned_left_cat_bitsets", "raw_left_cat_bitsets"):
+        if attr not in state:
+            _fail(f"{names(i)} lacks its {attr}")
+    nodes = state["nodes"]
+    if not (
+        type(nodes) is np.ndarray
+        and nodes.ndim == 1
+        and nodes.flags.c_contiguous
+        and (nodes.dtype in seen or nodes.dtype == NODE_DTYPE)
+    ):
+        _array(nodes, f"{names(i)}.nodes", NODE_DTYPE, 1, contiguous=True)
+    seen.add(nodes.dtype)
+    if nodes.shape[0] == 0:
+        _fail(f"{names(i)}.nodes is empty (a tree has at least a root)")
+    n_bitsets = None
+    for attr in ("binned_left_cat_bitsets", "raw_left_cat_bitsets"):
+        bitsets = state[attr]
+        if id(bitsets) not in seen:
+            _array(bitsets, f"{names(i)}.{attr}", BITSET_DTYPE, 2, (None, 8), True)
+            if bitsets.shape[0] == 0:
+                seen.add(id(bitsets))
+        if n_bitsets is not None and bitsets.shape[0] != n_bitsets:
+            _fail(f"{names(i)}'s binned and raw category bitsets differ in number")
+        n_bitsets = bitsets.shape[0]
+    return nodes, n_bitsets
+
+
+def check_trees(trees, names, n_features, n_categorical=None, n_bins_non_missing=None):
+    """Check :class:`~eraboost._engine.predictor.TreePredictor` objects, all
+    at once: one pass over their nodes, concatenated, whatever their number.
 
     Parameters
     ----------
-    tree : object
-        What the file holds where a tree is expected.
-    name : str
-        Where it is, for messages (``"_predictors[3][0]"``).
+    trees : list
+        What the file holds where trees are expected.
+    names : callable
+        The name of tree ``i`` for messages (``"_predictors[3][0]"``).
     n_features : int
-        Columns of the matrix the tree is applied to.
+        Columns of the matrix the trees are applied to.
     n_categorical : int or None
         Number of categorical features (the first ones, in the engine's
         order); None when categorical splits are not possible (forests).
     n_bins_non_missing : ndarray or None
         Bins of each feature, when known: a numeric split's binned threshold
         must be one of them.
-    """
-    from ._engine.predictor import TreePredictor
 
-    if type(tree) is not TreePredictor:
-        _fail(f"{name} must be a TreePredictor, not {type(tree).__name__}")
-    state = vars(tree)
-    for attr in ("nodes", "binned_left_cat_bitsets", "raw_left_cat_bitsets"):
-        if attr not in state:
-            _fail(f"{name} lacks its {attr}")
-    nodes = _array(tree.nodes, f"{name}.nodes", NODE_DTYPE, 1, contiguous=True)
-    n = nodes.shape[0]
-    if n == 0:
-        _fail(f"{name}.nodes is empty (a tree has at least a root)")
-    n_bitsets = None
-    for attr in ("binned_left_cat_bitsets", "raw_left_cat_bitsets"):
-        bitsets = _array(
-            state[attr], f"{name}.{attr}", BITSET_DTYPE, 2, (None, 8), True
-        )
-        if n_bitsets is not None and bitsets.shape[0] != n_bitsets:
-            _fail(f"{name}'s binned and raw category bitsets differ in number")
-        n_bitsets = bitsets.shape[0]
+    Every node but a tree's root is the child of exactly one split of its
+    tree, and one level below it: so from the root every node is reached
+    once, and predict's walk down a tree ends within its depth.
+    """
+    if not trees:
+        return
+    seen = set()
+    arrays, n_bitsets = [], []
+    for i, tree in enumerate(trees):
+        nodes, n = _check_tree_object(tree, i, names, seen)
+        arrays.append(nodes)
+        n_bitsets.append(n)
+    counts = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+    n_bitsets = np.array(n_bitsets, dtype=np.int64)
+    nodes = concatenated_nodes(arrays)
+    del arrays
+    starts = np.cumsum(counts) - counts
+    tree_of = np.repeat(np.arange(counts.size), counts)
+
+    def where(g):
+        """(name of the tree, index in it) of node ``g`` of the concatenation."""
+        i = int(tree_of[g])
+        return names(i), int(g - starts[i])
+
+    def fail_at(g, message):
+        name, j = where(g)
+        _fail(f"{name}: " + message.format(j=j))
 
     for flag in _FLAGS:
         bad = np.flatnonzero(nodes[flag] > 1)
         if bad.size:
-            _fail(f"{name}: node {bad[0]} has {flag}={nodes[flag][bad[0]]} (0 or 1)")
+            fail_at(bad[0], f"node {{j}} has {flag}={nodes[flag][bad[0]]} (0 or 1)")
     is_leaf = nodes["is_leaf"] == 1
     split = np.flatnonzero(~is_leaf)
     leaf = np.flatnonzero(is_leaf)
@@ -161,102 +230,105 @@ def check_tree(tree, name, n_features, n_categorical=None, n_bins_non_missing=No
     # leaves: no children, not categorical, a finite value
     bad = leaf[(nodes["left"][leaf] != 0) | (nodes["right"][leaf] != 0)]
     if bad.size:
-        _fail(f"{name}: node {bad[0]} is marked a leaf but has children")
+        fail_at(bad[0], "node {j} is marked a leaf but has children")
     bad = leaf[nodes["is_categorical"][leaf] != 0]
     if bad.size:
-        _fail(f"{name}: leaf {bad[0]} is marked categorical")
+        fail_at(bad[0], "leaf {j} is marked categorical")
     bad = leaf[~np.isfinite(nodes["value"][leaf])]
     if bad.size:
-        _fail(f"{name}: leaf {bad[0]} has the value {nodes['value'][bad[0]]}")
+        fail_at(bad[0], f"leaf {{j}} has the value {nodes['value'][bad[0]]}")
 
     # split nodes: children in range, features and thresholds within bounds
+    size = counts[tree_of[split]]
     left = nodes["left"][split].astype(np.int64)
     right = nodes["right"][split].astype(np.int64)
-    bad = split[(left >= n) | (right >= n)]
+    bad = np.flatnonzero((left >= size) | (right >= size))
     if bad.size:
         i = bad[0]
-        _fail(
-            f"{name}: node {i} has the child index "
-            f"{max(int(nodes['left'][i]), int(nodes['right'][i]))}; the tree "
-            f"has {n} nodes"
+        fail_at(
+            split[i],
+            f"node {{j}} has the child index {max(left[i], right[i])}; the tree "
+            f"has {size[i]} nodes",
         )
     feature = nodes["feature"][split]
     bad = split[(feature < 0) | (feature >= n_features)]
     if bad.size:
-        _fail(
-            f"{name}: node {bad[0]} splits on feature {nodes['feature'][bad[0]]}; "
-            f"the model has {n_features} features"
+        fail_at(
+            bad[0],
+            f"node {{j}} splits on feature {nodes['feature'][bad[0]]}; the model "
+            f"has {n_features} features",
         )
     cat = nodes["is_categorical"][split] == 1
     threshold = nodes["threshold"][split]
     bad = split[~cat & np.isnan(threshold)]
     if bad.size:
-        _fail(f"{name}: node {bad[0]} has a NaN threshold")
+        fail_at(bad[0], "node {j} has a NaN threshold")
     if n_bins_non_missing is not None:
         bins = n_bins_non_missing[feature]
         bad = split[~cat & (nodes["bin_threshold"][split] >= bins)]
         if bad.size:
-            _fail(f"{name}: node {bad[0]}'s binned threshold is beyond its bins")
+            fail_at(bad[0], "node {j}'s binned threshold is beyond its bins")
     if cat.any():
         cat_nodes = split[cat]
         if n_categorical is None:
-            _fail(
-                f"{name}: node {cat_nodes[0]} is a categorical split in a model "
-                "without categorical features"
+            fail_at(
+                cat_nodes[0],
+                "node {j} is a categorical split in a model without categorical "
+                "features",
             )
         bad = cat_nodes[nodes["feature"][cat_nodes] >= n_categorical]
         if bad.size:
-            _fail(
-                f"{name}: node {bad[0]} is a categorical split on the numeric "
-                f"feature {nodes['feature'][bad[0]]}"
+            fail_at(
+                bad[0],
+                "node {j} is a categorical split on the numeric feature "
+                f"{nodes['feature'][bad[0]]}",
             )
         known = nodes["threshold"][cat_nodes]
         bad = cat_nodes[~((known >= 0) & (known <= _BITSET_BITS))]
         if bad.size:
-            _fail(
-                f"{name}: categorical node {bad[0]} has "
-                f"{nodes['threshold'][bad[0]]} known "
-                f"categories (at most {_BITSET_BITS})"
+            fail_at(
+                bad[0],
+                f"categorical node {{j}} has {nodes['threshold'][bad[0]]} known "
+                f"categories (at most {_BITSET_BITS})",
             )
-        bad = cat_nodes[nodes["bitset_idx"][cat_nodes] >= n_bitsets]
+        owned = n_bitsets[tree_of[cat_nodes]]
+        bad = np.flatnonzero(nodes["bitset_idx"][cat_nodes] >= owned)
         if bad.size:
-            _fail(
-                f"{name}: categorical node {bad[0]} uses bitset "
-                f"{nodes['bitset_idx'][bad[0]]}; the tree has {n_bitsets}"
+            g = cat_nodes[bad[0]]
+            fail_at(
+                g,
+                f"categorical node {{j}} uses bitset {nodes['bitset_idx'][g]}; the "
+                f"tree has {owned[bad[0]]}",
             )
 
-    # the nodes form one tree rooted at node 0: every node but the root is
-    # the child of exactly one split, and all are reached from the root
-    children = np.concatenate([left, right])
-    parents = np.bincount(children, minlength=n)
-    if parents[0]:
-        _fail(f"{name}: the root is the child of another node (a cycle)")
-    bad = np.flatnonzero(parents[1:] != 1) + 1
+    # each tree: every node but the root is the child of exactly one split,
+    # one level below it
+    base = starts[tree_of[split]]
+    children = np.concatenate([left + base, right + base])
+    parents = np.bincount(children, minlength=nodes.shape[0])
+    bad = starts[parents[starts] != 0]
     if bad.size:
-        i = bad[0]
-        _fail(
-            f"{name}: node {i} is the child of {parents[i]} nodes "
-            "(every node but the root has exactly one parent)"
+        fail_at(bad[0], "the root is the child of another node (a cycle)")
+    not_root = np.ones(nodes.shape[0], dtype=bool)
+    not_root[starts] = False
+    bad = np.flatnonzero(not_root & (parents != 1))
+    if bad.size:
+        fail_at(
+            bad[0],
+            f"node {{j}} is the child of {parents[bad[0]]} nodes (every node but "
+            "the root has exactly one parent)",
         )
-    child_of = np.zeros((n, 2), dtype=np.int64)
-    child_of[split, 0], child_of[split, 1] = left, right
     depth = nodes["depth"].astype(np.int64)
-    if depth[0] != 0:
-        _fail(f"{name}: the root has depth {depth[0]}")
-    reached, level = 1, np.zeros(1, dtype=np.int64)
-    while level.size:
-        level = level[~is_leaf[level]]
-        kids = child_of[level]
-        wrong = (depth[kids] != depth[level, None] + 1).any(axis=1)
-        if wrong.any():
-            i = level[np.flatnonzero(wrong)[0]]
-            _fail(f"{name}: the children of node {i} have wrong depths")
-        level = kids.ravel()
-        reached += level.size
-    if reached != n:
-        _fail(
-            f"{name}: {n - reached} of its {n} nodes are not reached from the "
-            "root (a cycle or a detached part)"
+    bad = starts[depth[starts] != 0]
+    if bad.size:
+        fail_at(bad[0], f"the root has depth {depth[bad[0]]}")
+    below = depth[split] + 1
+    bad = split[(depth[left + base] != below) | (depth[right + base] != below)]
+    if bad.size:
+        fail_at(
+            bad[0],
+            "the children of node {j} are not one level below it (a cycle, or "
+            "nodes not reached from the root)",
         )
 
 
@@ -287,7 +359,13 @@ def check_bin_mapper(mapper, n_features, name="_bin_mapper"):
         _attr(mapper, "bin_thresholds_"), f"{name}.bin_thresholds_", n_features
     )
     for f, t in enumerate(thresholds):
-        _array(t, f"{name}.bin_thresholds_[{f}]", np.float64, 1, contiguous=True)
+        if not (
+            type(t) is np.ndarray
+            and t.dtype == np.float64
+            and t.ndim == 1
+            and t.flags.c_contiguous
+        ):
+            _array(t, f"{name}.bin_thresholds_[{f}]", np.float64, 1, contiguous=True)
         if t.size > 255:
             _fail(f"{name}.bin_thresholds_[{f}] has {t.size} thresholds")
     is_integer = _attr(mapper, "is_integer_")
@@ -296,21 +374,20 @@ def check_bin_mapper(mapper, n_features, name="_bin_mapper"):
     if is_integer:
         lo = _array(_attr(mapper, "_lo"), f"{name}._lo", np.int32, shape=shape)
         hi = _array(_attr(mapper, "_hi"), f"{name}._hi", np.int32, shape=shape)
-        lut = _attr(mapper, "_lut")
-        start = _attr(mapper, "_lut_start")
         # 8- and 16-bit input: a table has at most 65,536 entries
-        if np.any(hi.astype(np.int64) - lo > 65535):
+        if np.any(hi.astype(np.int64) - lo > 65535) or np.any(lo > hi):
             _fail(f"{name}'s lookup tables are too large")
-        expected_lut, expected_start = build_lookup(
-            thresholds, np.ascontiguousarray(lo), np.ascontiguousarray(hi)
-        )
-        for value, expected, what in (
-            (lut, expected_lut, "_lut"),
-            (start, expected_start, "_lut_start"),
-        ):
-            _array(value, f"{name}.{what}", expected.dtype, 1)
-            if not np.array_equal(value, expected):
-                _fail(f"{name}.{what} does not match its thresholds")
+        if "_lut" in vars(mapper):  # else built from the ranges on first use
+            expected_lut, expected_start = build_lookup(
+                thresholds, np.ascontiguousarray(lo), np.ascontiguousarray(hi)
+            )
+            for what, expected in (
+                ("_lut", expected_lut),
+                ("_lut_start", expected_start),
+            ):
+                value = _array(_attr(mapper, what), f"{name}.{what}", expected.dtype, 1)
+                if not np.array_equal(value, expected):
+                    _fail(f"{name}.{what} does not match its thresholds")
     return n_bins
 
 
@@ -412,9 +489,14 @@ def check_booster(est, is_classifier):
     stages = _list(_attr(est, "_predictors"), "_predictors")
     for i, stage in enumerate(stages):
         _list(stage, f"_predictors[{i}]", k)
-        for j, tree in enumerate(stage):
-            where = f"_predictors[{i}][{j}]"
-            check_tree(tree, where, n_features, n_categorical, n_bins)
+    trees = [tree for stage in stages for tree in stage]
+    check_trees(
+        trees,
+        lambda i: f"_predictors[{i // k}][{i % k}]",
+        n_features,
+        n_categorical,
+        n_bins,
+    )
 
 
 def check_forest(est, is_classifier):
@@ -427,8 +509,7 @@ def check_forest(est, is_classifier):
     n_bins = None
     if "_bin_mapper" in vars(est):
         n_bins = check_bin_mapper(est._bin_mapper, n_features)
-    for i, tree in enumerate(trees):
-        check_tree(tree, f"estimators_[{i}]", n_features, None, n_bins)
+    check_trees(trees, lambda i: f"estimators_[{i}]", n_features, None, n_bins)
 
 
 def check_robust_tree(est):

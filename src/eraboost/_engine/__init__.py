@@ -3,14 +3,16 @@
 Data flows one way::
 
     raw X -> bins -> per-era histograms -> split choice -> tree -> predictor
-    binning   _histogram  _splitting (+ _criteria)   grower    predictor
+    binning   _histogram  _splitting (+ _scorer, _criteria)  grower  predictor
 
 - ``binning.py``, ``_binning.pyx``: raw values to bins (``BinMapper``);
 - ``_histogram.pyx``: per-era histograms of a node's rows;
 - ``_criteria.pxd``: the split criteria as pure ``nogil`` functions of per-era
   sums (``_criteria.pyx`` exposes them to the tests);
-- ``_splitting.pyx``: the split scan and its candidate scorer, the row
-  partition;
+- ``_splitting.pyx``: the split scan (``Splitter``, orders and candidates);
+  ``_scan_eras.pyx``: the per-era scoring of its candidates; ``_scorer.pxd``:
+  the one candidate scorer, in named steps; ``_partition.pyx``: the row
+  partition of a node by its split;
 - ``grower.py``: growth of one tree (best first, or depth first for the
   forests); ``_memory.py``: the histogram pool and the memory budget;
 - ``predictor.py``, ``_predictor.pyx``: the flat tree and its prediction;

@@ -37,7 +37,7 @@ first. Each path gives every cell the sum its layout's simpler path gives,
 in the same order (the lanes' order is shared by 3 and 7), so the choice
 never changes a model. "Gain" is the paired A/B (the two builds in turn)
 over the next simpler path, from docs/performance-history.md (its section
-named) unless said.
+and the row's date named) unless said.
 
 1. *Columns, no eras* (``_one_feature``): a feature's rows straight into
    its cells, in blocks of :meth:`~HistogramBuilder.node_block_rows` rows
@@ -54,7 +54,8 @@ named) unless said.
    SHORT_RUNS rows on average, every feature within LANES_MAX_BINS bins.
    Serves the era criteria on few-bin features stored by columns (column
    sampling, a Fortran int8 frame), few eras. Gain: 2 took 1.2x the fill
-   on 16 eras of 5 bins ("era runs of fewer than 128 rows straight").
+   on 16 eras of 5 bins ("Histograms: layout and fill",
+   2026-11-27).
 4. *Rows, no eras* (``_rows_by_blocks``): chunks of ROW_CHUNK features,
    row by row, the rows ahead prefetched, into one per-bin buffer a chunk
    (a loop without lookups when its features share a bin count); a task
@@ -63,8 +64,8 @@ named) unless said.
    ``BinMapper.rows_layout_pays``), no eras. Serves ``original`` on int8
    data. Gain over 1: a tree's histograms 0.25-0.27 s against 0.49-0.60 s
    (1M x 100 int8, one thread; "few-bin features stored by rows"); the
-   blocks shared out: 0.84x the fit at 16 threads ("the threads share out
-   the rows", the 16-core Xeon), within noise on 2 cores. The chunk's
+   blocks shared out: 0.84x the fit at 16 threads ("Threads and OpenMP", 2026-11-26, the
+   16-core Xeon), within noise on 2 cores. The chunk's
    buffer against rows straight into the cells (``rows_direct``): 0.79x
    the wall time of an ``original`` fit (200,000 x 50 int8, 50 trees of
    32 leaves, 2 threads; 5 fresh-process pairs, 0.46-1.28, a contended
@@ -79,8 +80,8 @@ named) unless said.
    features have bins on average. Serves the era criteria on int8 data,
    256 to 1,024 eras. Gain over 5: not settled (contended machine).
    Whole fits at 1,024 eras 0.94x (``era``) and 0.93x (``directional``),
-   at 256 0.99x and 1.03x, builds run one after the other ("short era
-   runs summed in slots"); fresh-process pairs of ``era`` fits (200,000 x
+   at 256 0.99x and 1.03x, builds run one after the other ("Histograms:
+   layout and fill", 2026-11-26); fresh-process pairs of ``era`` fits (200,000 x
    50 int8, 1,024 eras, 2 threads): medians 0.74x the wall time (25
    trees, 0.33-1.56) and 1.34x (10 trees, 0.96-2.77), 5 pairs each ("the
    era slots, paired").
@@ -95,9 +96,9 @@ named) unless said.
    node's histogram is to be subtracted from. Serves the era criteria with
    many eras or bins, deep trees (the forests). Gain over dense: 0.84x the
    fit (``era``, 200,000 x 50 float64, 256 eras), 0.67x and 0.84x (forests
-   of 30,000 x 10 float64 and 100,000 x 20 int8) (docs/performance.md,
-   "Sparse histograms for small nodes"); the cut-off swept from 0.25 to 2,
-   0.25 the fastest ("two per-era fill changes not kept").
+   of 30,000 x 10 float64 and 100,000 x 20 int8) ("Sparse histograms for
+   small nodes"); the cut-off swept from 0.25 to 2, 0.25 the fastest
+   ("Sparse histograms for small nodes", 2026-11-25 and 2026-11-26).
 
 The larger child of a split is its parent's histogram minus the smaller
 child's (:meth:`~HistogramBuilder.compute_subtraction`), never filled.

@@ -23,7 +23,8 @@ Each criterion's bound and short form is a named step here too, called by
 the scans; none changes the split found (the tests compare each against the
 full path, split for split). The short forms, with when each is chosen, the
 case it serves and its gain over the next simpler path (figures of
-docs/performance-history.md, on the 2-core AMD machine of that day):
+docs/performance-history.md, its section and the row's date named, on the
+2-core AMD machine of that day):
 
 ``counts``
     Chosen with constant hessians and ``l2_regularization = 0`` (any
@@ -32,7 +33,7 @@ docs/performance-history.md, on the 2-core AMD machine of that day):
     same values bit for bit. Serves squared error, the default. Gain: the
     directions' loop from 10.4% to 3.5% of a ``directional`` fit (200,000
     x 50 int8, 1,024 eras); split finding 0.97-1.41x faster alone
-    ("directions as one cross product's sign"); the gains' share not
+    ("Scan and criteria", 2026-11-27); the gains' share not
     measured apart from ``sums_only``.
 ``bounded``
     Chosen under ``era`` with ``boltzmann_alpha <= 0`` and under
@@ -41,7 +42,7 @@ docs/performance-history.md, on the 2-core AMD machine of that day):
     the node, and a node's features are scanned in the order of the nodes
     they won. Serves the era criteria at their defaults. Gain: the scan
     alone 0.66-0.92x the time without, 1.00x on 5-bin int8 at 256 eras
-    ("blocks of candidates skipped by a bound of their gains").
+    ("Scan and criteria", 2026-11-26).
 ``sums_only``
     Chosen under ``era`` with ``boltzmann_alpha = 0``, no penalty, no
     per-era minimum, every era with rows taking part, and a scan of at most
@@ -49,26 +50,26 @@ docs/performance-history.md, on the 2-core AMD machine of that day):
     failed: the candidates' gain sums in one pass (``eb_era_gain_sums``).
     Serves Numerai-like int8 data (5 bins) with many eras. Gain: the scan
     alone 0.96 / 0.88 / 0.71 of the per-candidate scan's time at 64 / 256 /
-    1,024 eras ("a few-bin feature's gain sums in one pass").
+    1,024 eras ("Scan and criteria", 2026-11-27).
 ``below_best``
     Chosen under ``era`` with ``boltzmann_alpha = 0`` and no penalty: a
     candidate whose gain sum is below the best so far skips the scorer's
     other steps. Serves ``era`` at its default. Gain: 0.906 / 0.957 / 0.999
     of the instructions on ``small-float`` / ``float-eras`` / int8 256
-    eras; wall time 0.97-1.00x ("era candidates below the best skip the
-    rest of the scorer").
+    eras; wall time 0.97-1.00x ("Scan and criteria",
+    2026-11-26).
 ``direction_floor``
     Chosen under ``directional``: a candidate with fewer agreeing eras than
     the best so far is not scored (its gains not computed). Serves
     ``directional``. Gain: with the directions without divisions, 0.90x
-    the fit on 200,000 x 50 float64, 64 eras ("directions without
-    divisions"); not measured apart.
+    the fit on 200,000 x 50 float64, 64 eras ("Scan and criteria",
+    2026-11-24); not measured apart.
 ``sum_below``
     Chosen on sparse histograms (small nodes) under the bounds at
     ``boltzmann_alpha <= 0``: a running sum of the eras' gains screens the
     candidates before their gains are summed anew. Serves the era criteria
     on many-bin features. Gain: the sparse scans 1.04-1.32x faster
-    ("sparse candidates screened by a running gain sum").
+    ("Scan and criteria", 2026-11-27).
 """
 from libc.math cimport INFINITY
 

@@ -441,6 +441,19 @@ class BinMapper:
         self.known_categories = known_categories
         self.weighted = weighted
 
+    def __getattr__(self, name):
+        # a mapper read from a model file holds the ranges of integer input
+        # (_lo, _hi) but not their lookup tables, built here on first use
+        state = vars(self)
+        if name in ("_lut", "_lut_start") and "_lo" in state and "_hi" in state:
+            state["_lut"], state["_lut_start"] = build_lookup(
+                self.bin_thresholds_, self._lo, self._hi
+            )
+            return state[name]
+        raise AttributeError(
+            f"{type(self).__name__!r} object has no attribute {name!r}"
+        )
+
     def _categorical_mask(self, n_features):
         if self.is_categorical is None:
             return np.zeros(n_features, dtype=bool)

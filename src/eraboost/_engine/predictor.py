@@ -25,7 +25,8 @@ class TreePredictor:
 
     def __init__(self, nodes, binned_left_cat_bitsets=None, raw_left_cat_bitsets=None):
         self.nodes = nodes
-        empty = np.zeros((0, 8), dtype=BITSET_DTYPE)
+        if binned_left_cat_bitsets is None or raw_left_cat_bitsets is None:
+            empty = np.zeros((0, 8), dtype=BITSET_DTYPE)
         self.binned_left_cat_bitsets = (
             empty if binned_left_cat_bitsets is None else binned_left_cat_bitsets
         )

@@ -8,6 +8,8 @@ encoder of categorical features is fitted again on its recorded
 categories: neither is read.
 """
 
+import math
+
 import numpy as np
 
 from ._errors import refuse
@@ -22,9 +24,8 @@ from ._fields import (
     read_rng,
     rng_state,
 )
-from ._limits import MAX_SAMPLES
+from ._limits import MAX_ENCODER_CELLS, MAX_SAMPLES
 from ._trees import (
-    check_depth,
     check_sums,
     expect_bin_mapper,
     expect_trees,
@@ -105,13 +106,6 @@ def plan(est, fitted, arrays, is_classifier):
     declared = (*FIELDS, "classes_") if is_classifier else FIELDS
     declared_fields(fitted, "fitted", declared)
     n_features = load_features(est, fitted)
-    if is_classifier:
-        classes = load_classes(est, fitted)
-        k_expected = 1 if classes.size == 2 else classes.size
-    else:
-        k_expected = 1
-    k = read_int(fitted, "n_trees_per_iteration_", k_expected, k_expected)
-    est.n_trees_per_iteration_ = k
     signature = fitted.get("fit_signature")
     if not (
         isinstance(signature, list)
@@ -130,6 +124,13 @@ def plan(est, fitted, arrays, is_classifier):
         refuse("fit_signature must be [training rows, a 32-digit hex digest or null]")
     est._fit_signature = (signature[0], signature[1])
     n_samples = signature[0]
+    if is_classifier:
+        classes = load_classes(est, fitted, n_samples=n_samples)
+        k_expected = 1 if classes.size == 2 else classes.size
+    else:
+        k_expected = 1
+    k = read_int(fitted, "n_trees_per_iteration_", k_expected, k_expected)
+    est.n_trees_per_iteration_ = k
     n_iter = read_int(fitted, "n_iter", 1, est.max_iter)
     max_nodes = max_tree_nodes(
         n_samples, est.min_samples_leaf, est.max_leaf_nodes, est.max_depth
@@ -189,7 +190,7 @@ def load(est, fitted, arrays, planned):
                 "features"
             )
         categories = [
-            decode_labels(c, f"categories[{i}]", est.max_bins + 2)
+            _decode_categories(c, f"categories[{i}]", est.max_bins)
             for i, c in enumerate(categories)
         ]
         est._preprocessor = rebuild_encoder(
@@ -217,8 +218,7 @@ def load(est, fitted, arrays, planned):
                 f"the bin thresholds of the categorical feature {f} are not its "
                 "categories"
             )
-    trees = load_trees(arrays, "tree", max_nodes)
-    check_depth(trees, est.max_depth, "the trees")
+    trees = load_trees(arrays, "tree", max_nodes, est.max_depth, "the trees")
     est._predictors = [trees[i * k : (i + 1) * k] for i in range(n_iter)]
     return est
 
@@ -226,12 +226,29 @@ def load(est, fitted, arrays, planned):
 def finish(est):
     """After the checks: the sum of the leaf values along any path is finite
     (and its exp() under a log link)."""
-    per_output = [
-        [stage[j] for stage in est._predictors]
-        for j in range(est.n_trees_per_iteration_)
-    ]
+    trees = [tree for stage in est._predictors for tree in stage]
     log_link = not hasattr(est, "classes_") and est.loss in ("poisson", "gamma")
-    check_sums(per_output, est._baseline_prediction[0], log_link)
+    k = est.n_trees_per_iteration_
+    check_sums(trees, k, est._baseline_prediction[0], log_link)
+
+
+def _decode_categories(value, where, max_bins):
+    """One feature's categories: at most ``max_bins``, and the missing
+    values None and NaN."""
+    values = decode_labels(
+        value, where, max_bins + 2, f"max_bins={max_bins} allows at most {max_bins}"
+    )
+    n = sum(
+        1
+        for v in values.tolist()
+        if not (v is None or (isinstance(v, float) and math.isnan(v)))
+    )
+    if n > max_bins:
+        refuse(
+            f"{where} holds {n} categories; max_bins={max_bins} allows at most "
+            f"{max_bins}"
+        )
+    return values
 
 
 def rebuild_encoder(is_categorical, categories, feature_names):
@@ -240,6 +257,13 @@ def rebuild_encoder(is_categorical, categories, feature_names):
     from .._categorical import make_encoder
 
     n_rows = max([1, *(c.size for c in categories)])
+    cells = n_rows * len(is_categorical)
+    if cells > MAX_ENCODER_CELLS:
+        refuse(
+            f"rebuilding its encoder of categorical features takes {n_rows} rows "
+            f"of its {len(is_categorical):,} features ({cells:,} values); at most "
+            f"{MAX_ENCODER_CELLS:,} are made"
+        )
     columns = []
     cat = iter(categories)
     for is_cat in is_categorical:

@@ -132,6 +132,30 @@ class DeclaredArrays:
         return array
 
 
+def read_json_member(archive, digests, max_values):
+    """``model.json``'s content, read by pieces: its values (items, lists,
+    objects: its commas and opening brackets) are counted as it is read,
+    and a file holding more than ``max_values`` is refused before it is
+    read whole or parsed."""
+    pieces, n_values = [], 1
+    with archive.open(JSON_MEMBER) as f:
+        while piece := f.read(2**20):
+            n_values += piece.count(b",") + piece.count(b"[") + piece.count(b"{")
+            if n_values > max_values:
+                refuse(
+                    f"its model.json holds more than {max_values:,} values (items, "
+                    "lists and objects), more than a model of eraboost writes"
+                )
+            pieces.append(piece)
+    content = b"".join(pieces)
+    if hashlib.sha256(content).hexdigest() != digests.get(JSON_MEMBER):
+        refuse(
+            "damaged model file: its contents do not match the checksum written with "
+            "them"
+        )
+    return content
+
+
 def read_member(archive, name, digests):
     """A member's content (its size already checked), checked against its
     digest."""

@@ -28,3 +28,19 @@ def type_name(obj):
     """``module.QualifiedName`` of the type of ``obj``."""
     cls = type(obj)
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def printable(text, limit=None):
+    """``text`` on one line, every character that is not printable (a
+    newline, a terminal's escape code...) written as its Python escape, cut
+    to ``limit`` characters: a string taken from a file is shown as it is,
+    never acted on by the terminal."""
+    text = str(text)
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + "..."
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )

@@ -124,14 +124,27 @@ def load_features(est, fitted):
     return est.n_features_in_
 
 
-def load_classes(est, fitted, n_allowed=None):
-    classes = decode_labels(fitted.get("classes_"), "classes_", 2**16)
+def load_classes(est, fitted, n_allowed=None, n_samples=None):
+    """``classes_``: at most 65,536, and no more than the ``n_samples``
+    training rows when known (fit finds a class in a row)."""
+    max_classes, too_many = 2**16, "a classifier has at most 65536"
+    if n_samples is not None and n_samples < max_classes:
+        max_classes = n_samples
+        too_many = f"fit finds at most one per training row ({n_samples})"
+    classes = fitted.get("classes_")
+    if isinstance(classes, dict) and isinstance(classes.get("values"), list):
+        n = len(classes["values"])
+        if n > max_classes:
+            refuse(f"classes_ has {n} classes; {too_many}")
+    classes = decode_labels(classes, "classes_", max_classes, too_many)
     if classes.size < 2:
         refuse(f"classes_ has {classes.size} class; a classifier has at least 2")
     if classes.dtype.kind == "O" and not all(isinstance(c, str) for c in classes):
         refuse("classes_ must hold texts or numbers")
     if classes.dtype.kind == "f" and not np.isfinite(classes).all():
         refuse("classes_ holds NaN or infinity")
+    if classes.dtype.kind in "Mm" and np.isnat(classes).any():
+        refuse("classes_ holds NaT (a missing date), which fit never makes a class")
     order = (
         np.array(sorted(classes.tolist()))
         if classes.dtype.kind == "O"

@@ -13,18 +13,32 @@ from ._container import (
     JSON_MEMBER,
     DeclaredArrays,
     read_digests,
-    read_member,
+    read_json_member,
     write_archive,
 )
-from ._errors import ModelFileError, ModelVersionWarning, RefusedFile, refuse
+from ._errors import (
+    ModelFileError,
+    ModelVersionWarning,
+    RefusedFile,
+    printable,
+    refuse,
+)
 from ._fields import declared_fields
-from ._limits import MAX_JSON_BYTES, MAX_RATIO, RATIO_FROM
+from ._limits import (
+    MAX_JSON_BYTES,
+    MAX_JSON_VALUES,
+    MAX_RATIO,
+    RATIO_FROM,
+    TEXT_BYTES,
+    TEXT_BYTES_PER_JSON_BYTE,
+)
 from ._registry import KINDS, estimator_class, kind_of, make_estimator
 from ._values import (
     UnstorableValue,
     check_json_value,
     encode_param,
     metadata_to_json,
+    text_budget,
 )
 
 MODEL_FORMAT = "eraboost-model"
@@ -68,10 +82,10 @@ def check_versions(path, versions):
     differ = [name for name in PACKAGES if versions[name] != current[name]]
     if not differ:
         return None
-    written = ", ".join(f"{name} {versions[name]}" for name in differ)
+    written = ", ".join(f"{name} {printable(versions[name])}" for name in differ)
     now = ", ".join(f"{name} {current[name]}" for name in differ)
     return (
-        f"model file {path} was written by {written}; this is {now}. The "
+        f"model file {printable(path)} was written by {written}; this is {now}. The "
         "model passed the checks of load_model, but check its predictions; "
         "re-save it with save_model to record the current versions."
     )
@@ -80,7 +94,7 @@ def check_versions(path, versions):
 def writer_note(doc):
     versions = doc.get("versions")
     if isinstance(versions, dict) and isinstance(versions.get("eraboost"), str):
-        return f" (written by eraboost {versions['eraboost'][:40]})"
+        return f" (written by eraboost {printable(versions['eraboost'], 40)})"
     return ""
 
 
@@ -95,8 +109,6 @@ OLD_FORMAT_MESSAGE = (
 
 def read_model(archive, path):
     """(estimator, metadata, warning about versions) of an open model file."""
-    from .._model_checks import UnsoundModel, check_params
-
     infos = {}
     for info in archive.infolist():
         if info.filename in infos:
@@ -116,11 +128,22 @@ def read_model(archive, path):
             f"{info.compress_size:,}: more than {MAX_RATIO} to 1"
         )
     digests = read_digests(archive.comment)
-    content = read_member(archive, JSON_MEMBER, digests)
+    content = read_json_member(archive, digests, MAX_JSON_VALUES)
     try:
         doc = json.loads(content)
     except (ValueError, RecursionError):
         refuse("damaged model file: its model.json is not JSON")
+    text_bytes = TEXT_BYTES + TEXT_BYTES_PER_JSON_BYTE * len(content)
+    del content
+    with text_budget(text_bytes):
+        est, metadata = _read_model(archive, path, infos, digests, doc)
+    return est, metadata, check_versions(path, doc["versions"])
+
+
+def _read_model(archive, path, infos, digests, doc):
+    """(estimator, metadata) of the parsed model.json ``doc``."""
+    from .._model_checks import UnsoundModel, check_params
+
     if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
         refuse("not an eraboost model file")
     version = doc.get("version")
@@ -137,7 +160,7 @@ def read_model(archive, path):
             "version eraboost wrote"
         )
     declared_fields(doc, "the file", TOP_KEYS)
-    warning = check_versions(path, doc["versions"])
+    check_versions(path, doc["versions"])
     name = doc["estimator"]
     if not isinstance(name, str) or name not in KINDS:
         refuse(f"its estimator {str(name)[:60]!r} is not one that eraboost saves")
@@ -163,7 +186,7 @@ def read_model(archive, path):
     except UnsoundModel as exc:
         refuse(f"unsound model: {exc}")
     kind.schema.finish(est)
-    return est, metadata, warning
+    return est, metadata
 
 
 def read_model_path(path):
@@ -182,13 +205,13 @@ def read_model_path(path):
         with zipfile.ZipFile(path) as archive:
             return read_model(archive, path)
     except RefusedFile as exc:
-        why = " ".join(str(exc).split())  # one line
-        raise ModelFileError(f"cannot read model {path}: {why}") from None
+        why = printable(exc)  # one line, whatever the file holds
+        raise ModelFileError(f"cannot read model {printable(path)}: {why}") from None
     except MemoryError:
         raise ModelFileError(f"cannot read model {path}: not enough memory") from None
     except Exception as exc:  # zlib, zipfile, numpy: whatever damage raises
-        why = " ".join(f"damaged model file ({type(exc).__name__}: {exc})".split())
-        raise ModelFileError(f"cannot read model {path}: {why}"[:1000]) from None
+        why = printable(f"damaged model file ({type(exc).__name__}: {exc})", 500)
+        raise ModelFileError(f"cannot read model {printable(path)}: {why}") from None
 
 
 def save_model(estimator, path, *, metadata=None):
@@ -273,7 +296,14 @@ def model_bytes(estimator, metadata, path, check_is_fitted=None, check=True):
         ) from None
     except AttributeError as exc:
         raise ModelFileError(
-            prefix + f"its fitted state is incomplete ({exc})"
+            prefix + f"its fitted state is incomplete ({printable(exc, 200)})"
+        ) from None
+    except (TypeError, ValueError, KeyError, IndexError, OverflowError) as exc:
+        # a fitted state that eraboost's fit did not make (an edited or
+        # converted object): a field of another type or shape
+        raise ModelFileError(
+            prefix + "its fitted state is not one eraboost's fit makes "
+            f"({type(exc).__name__}: {printable(exc, 200)})"
         ) from None
     doc = {
         "format": MODEL_FORMAT,
@@ -299,7 +329,7 @@ def model_bytes(estimator, metadata, path, check_is_fitted=None, check=True):
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             read_model(archive, path)
     except RefusedFile as exc:
-        why = " ".join(str(exc).split())
+        why = printable(exc)
         raise ModelFileError(prefix + f"load_model would refuse it ({why})") from None
     return data
 

@@ -21,10 +21,10 @@ from ._fields import (
 )
 from ._limits import MAX_SAMPLES
 from ._trees import (
-    check_depth,
     check_sums,
     expect_bin_mapper,
     expect_trees,
+    leaf_ranges,
     load_bin_mapper,
     load_trees,
     max_tree_nodes,
@@ -75,9 +75,9 @@ def plan(est, fitted, arrays, is_classifier):
     declared = (*FIELDS, "classes_") if is_classifier else FIELDS
     declared_fields(fitted, "fitted", declared)
     n_features = load_features(est, fitted)
-    if is_classifier:
-        load_classes(est, fitted, (2,))
     n_samples = read_int(fitted, "n_samples", 1, MAX_SAMPLES)
+    if is_classifier:
+        load_classes(est, fitted, (2,), n_samples)
     max_nodes = max_tree_nodes(n_samples, est.min_samples_leaf, None, est.max_depth)
     has_oob = fitted.get("oob_score_") is not None
     if has_oob and not est.oob_score:
@@ -125,15 +125,16 @@ def load(est, fitted, arrays, planned):
         np.zeros(est.n_features_in_, dtype=bool),
         est.max_bins,
     )
-    est.estimators_ = load_trees(arrays, "tree", max_nodes)
-    check_depth(est.estimators_, est.max_depth, "estimators_")
+    est.estimators_ = load_trees(
+        arrays, "tree", max_nodes, est.max_depth, "estimators_"
+    )
     if hasattr(est, "classes_"):
-        for i, tree in enumerate(est.estimators_):
-            leaves = tree.nodes["value"][tree.nodes["is_leaf"] == 1]
-            if np.any(leaves < 0) or np.any(leaves > 1):
-                refuse(
-                    f"estimators_[{i}] has leaf values outside [0, 1] (class shares)"
-                )
+        low, high = leaf_ranges(est.estimators_)
+        bad = np.flatnonzero((low < 0) | (high > 1))
+        if bad.size:
+            refuse(
+                f"estimators_[{bad[0]}] has leaf values outside [0, 1] (class shares)"
+            )
     return est
 
 
@@ -142,7 +143,7 @@ def finish(est):
     derived from the trees."""
     from ..inspection import feature_importances, split_frequency_importances
 
-    check_sums([est.estimators_], [0.0])
+    check_sums(est.estimators_, 1, [0.0])
     # derived from the trees, never read
     est.feature_importances_ = feature_importances(est, per_tree=True)
     est.split_frequency_importances_ = split_frequency_importances(est)

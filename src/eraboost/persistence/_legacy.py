@@ -6,9 +6,10 @@ import json
 import zipfile
 from pathlib import Path
 
-from ._errors import ModelFileError
+from ._errors import ModelFileError, printable, type_name
 from ._files import MODEL_FORMAT, save_model
-from ._registry import KINDS
+from ._limits import MAX_JSON_BYTES, MAX_RATIO, RATIO_FROM
+from ._registry import KINDS, kind_of
 
 #: Types a format 1 file may hold besides skops' defaults; read only by
 #: :func:`convert_model`.
@@ -73,35 +74,67 @@ def renamed_legacy_types(data):
         return data
 
 
+def _check_sizes(data, path):
+    """The zip ``data`` unpacks to a size bounded by its own, as a model
+    file of format 2 (:data:`MAX_RATIO`), before anything is read."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise ModelFileError(
+            f"cannot read model {printable(path)}: not a format 1 model file "
+            f"({type(exc).__name__})"
+        ) from None
+    packed = sum(info.compress_size for info in infos)
+    unpacked = sum(info.file_size for info in infos)
+    schema = [info.file_size for info in infos if info.filename == "schema.json"]
+    if unpacked > RATIO_FROM and unpacked > MAX_RATIO * packed:
+        raise ModelFileError(
+            f"cannot read model {printable(path)}: its members unpack {packed:,} "
+            f"bytes into {unpacked:,}, more than {MAX_RATIO} to 1, which no model "
+            "file of eraboost does"
+        )
+    if schema and schema[0] > MAX_JSON_BYTES:
+        raise ModelFileError(
+            f"cannot read model {printable(path)}: its schema.json is "
+            f"{schema[0]:,} bytes; at most {MAX_JSON_BYTES:,} are read"
+        )
+
+
 def read_format_1(path):
     """The estimator and metadata of a format 1 file, read by skops with
-    its type allowlist (nothing outside it is built)."""
+    its type allowlist (nothing outside it is built), once its sizes are
+    checked."""
     try:
         import skops.io as sio
     except ImportError:
         raise ModelFileError(
             "converting a format 1 model file needs skops: pip install "
-            "'skops>=0.16,<0.17'"
+            '"eraboost[convert]"'
         ) from None
-    data = renamed_legacy_types(Path(path).read_bytes())
+    data = Path(path).read_bytes()
+    _check_sizes(data, path)
+    data = renamed_legacy_types(data)
+    shown = printable(path)
     try:
         untrusted = set(sio.get_untrusted_types(data=data))
     except Exception as exc:
         raise ModelFileError(
-            f"cannot read model {path}: not a format 1 model file "
+            f"cannot read model {shown}: not a format 1 model file "
             f"({type(exc).__name__})"
         ) from None
     refused = untrusted - set(TRUSTED_TYPES)
     if refused:
+        names = printable(", ".join(sorted(refused)[:5]), 300)
         raise ModelFileError(
-            f"cannot read model {path}: it holds types that eraboost does not "
-            f"load ({', '.join(sorted(refused)[:5])})"
+            f"cannot read model {shown}: it holds types that eraboost does not "
+            f"load ({names})"
         )
     try:
         bundle = sio.loads(data, trusted=sorted(untrusted))
     except Exception as exc:
         raise ModelFileError(
-            f"cannot read model {path}: damaged model file ({type(exc).__name__})"
+            f"cannot read model {shown}: damaged model file ({type(exc).__name__})"
         ) from None
     if not (
         isinstance(bundle, dict)
@@ -109,7 +142,7 @@ def read_format_1(path):
         and bundle.get("version") == 1
     ):
         raise ModelFileError(
-            f"cannot read model {path}: not a format 1 eraboost model file"
+            f"cannot read model {shown}: not a format 1 eraboost model file"
         )
     return bundle.get("estimator"), bundle.get("metadata")
 
@@ -122,7 +155,7 @@ def convert_model(old_path, new_path):
     fields that format 2 declares are kept (anything else the file set is
     dropped: the loss, the encoder and the link are rebuilt), and the new
     file is checked as :func:`load_model` checks any file before it is
-    written. Needs skops.
+    written. Needs skops (``pip install "eraboost[convert]"``).
 
     Parameters
     ----------
@@ -137,14 +170,22 @@ def convert_model(old_path, new_path):
         When the old file cannot be read or its model fails the checks of
         format 2.
     """
+    from sklearn.exceptions import NotFittedError
+
     estimator, metadata = read_format_1(old_path)
+    shown = printable(old_path)
     if not isinstance(metadata, dict):
+        raise ModelFileError(f"cannot read model {shown}: its metadata is not a dict")
+    if kind_of(estimator) is None:
+        # a class of another library of the same name included
         raise ModelFileError(
-            f"cannot read model {old_path}: its metadata is not a dict"
+            f"cannot read model {shown}: its estimator is a "
+            f"{printable(type_name(estimator), 120)}, not one of eraboost's "
+            f"estimators ({', '.join(KINDS)})"
         )
-    if type(estimator).__name__ not in KINDS:
+    try:
+        save_model(estimator, new_path, metadata=metadata)
+    except NotFittedError:
         raise ModelFileError(
-            f"cannot read model {old_path}: its 'estimator' is not an eraboost "
-            "estimator"
-        )
-    save_model(estimator, new_path, metadata=metadata)
+            f"cannot read model {shown}: its estimator is not fitted"
+        ) from None

@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from .._model_checks import concatenated_nodes
 from ._errors import refuse
 from ._fields import read_bool
 from ._limits import MAX_LOG_RAW, MAX_RAW
@@ -50,8 +51,9 @@ def expect_trees(arrays, prefix, n_trees, max_nodes):
     arrays.expect(f"{prefix}_n_bitsets", np.uint32, (n_trees,))
 
 
-def load_trees(arrays, prefix, max_nodes):
-    """The TreePredictors of the stored arrays, each within ``max_nodes``."""
+def load_trees(arrays, prefix, max_nodes, max_depth, where):
+    """The TreePredictors of the stored arrays, each within ``max_nodes``
+    and ``max_depth`` (None: no bound); ``where`` names them in messages."""
     from .._engine.predictor import TreePredictor
 
     nodes = arrays[f"{prefix}_nodes"]
@@ -69,14 +71,25 @@ def load_trees(arrays, prefix, max_nodes):
         )
     if counts.sum() != nodes.shape[0] or n_bitsets.sum() != binned.shape[0]:
         refuse("the trees' node or bitset counts do not add up to the stored arrays")
-    node_ends = np.cumsum(counts)
-    bitset_ends = np.cumsum(n_bitsets)
-    trees = []
-    for i in range(counts.size):
-        a, b = node_ends[i] - counts[i], node_ends[i]
-        c, d = bitset_ends[i] - n_bitsets[i], bitset_ends[i]
-        trees.append(TreePredictor(nodes[a:b], binned[c:d], raw[c:d]))
-    return trees
+    if max_depth is not None and counts.size:
+        deepest = np.maximum.reduceat(nodes["depth"], _starts(counts))
+        if deepest.max() > max_depth:
+            i = int(np.flatnonzero(deepest > max_depth)[0])
+            refuse(f"{where}[{i}] is deeper than max_depth={max_depth}")
+    node_ends = np.cumsum(counts).tolist()
+    bitset_ends = np.cumsum(n_bitsets).tolist()
+    # trees without categorical splits share one empty array of bitsets
+    no_binned, no_raw = binned[:0], raw[:0]
+    return [
+        TreePredictor(
+            nodes[a:b],
+            binned[c:d] if c < d else no_binned,
+            raw[c:d] if c < d else no_raw,
+        )
+        for a, b, c, d in zip(
+            [0, *node_ends[:-1]], node_ends, [0, *bitset_ends[:-1]], bitset_ends
+        )
+    ]
 
 
 def max_tree_nodes(n_samples, min_samples_leaf, max_leaf_nodes=None, max_depth=None):
@@ -95,32 +108,34 @@ def max_tree_nodes(n_samples, min_samples_leaf, max_leaf_nodes=None, max_depth=N
     return 2 * max(1, leaves) - 1
 
 
-def check_depth(trees, max_depth, where):
-    if max_depth is None:
-        return
-    for i, tree in enumerate(trees):
-        if tree.nodes["depth"].max() > max_depth:
-            refuse(f"{where}[{i}] is deeper than max_depth={max_depth}")
+def _starts(counts):
+    return (np.cumsum(counts) - counts).astype(np.int64)
 
 
-def path_range(trees):
-    """The least and the greatest sum of leaf values along a path through
-    each of ``trees`` (one leaf per tree)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        lo = hi = 0.0
-        for tree in trees:
-            leaves = tree.nodes["value"][tree.nodes["is_leaf"] == 1]
-            lo = lo + float(leaves.min())
-            hi = hi + float(leaves.max())
-    return lo, hi
+def leaf_ranges(trees):
+    """The least and the greatest leaf value of each of ``trees``."""
+    if not trees:
+        return np.zeros(0), np.zeros(0)
+    nodes = concatenated_nodes([tree.nodes for tree in trees])
+    starts = _starts(np.array([tree.nodes.shape[0] for tree in trees]))
+    is_leaf = nodes["is_leaf"] == 1
+    low = np.minimum.reduceat(np.where(is_leaf, nodes["value"], np.inf), starts)
+    high = np.maximum.reduceat(np.where(is_leaf, nodes["value"], -np.inf), starts)
+    return low, high
 
 
-def check_sums(trees_per_output, baselines, log_link=False):
-    """The raw prediction of any row is finite (baseline plus one leaf of
-    each tree), and exp() of it too under a log link."""
-    for k, trees in enumerate(trees_per_output):
-        lo, hi = path_range(trees)
-        lo, hi = lo + baselines[k], hi + baselines[k]
+def check_sums(trees, n_outputs, baselines, log_link=False):
+    """The raw prediction of any row is finite, and exp() of it too under a
+    log link, with a margin (:data:`MAX_LOG_RAW`): for each output, the
+    baseline plus one leaf of each of its trees (``trees`` stage by stage,
+    ``n_outputs`` a stage), summed in predict's order."""
+    low, high = leaf_ranges(trees)
+    for k in range(n_outputs):
+        lo = hi = float(baselines[k])
+        with np.errstate(over="ignore", invalid="ignore"):
+            for a, b in zip(low[k::n_outputs].tolist(), high[k::n_outputs].tolist()):
+                lo += a
+                hi += b
         if not (math.isfinite(lo) and math.isfinite(hi)) or max(-lo, hi) > MAX_RAW:
             refuse(
                 "the trees' leaf values can sum to a non-finite prediction "
@@ -128,8 +143,9 @@ def check_sums(trees_per_output, baselines, log_link=False):
             )
         if log_link and hi > MAX_LOG_RAW:
             refuse(
-                f"the trees' leaf values can sum to {hi:.4g}, whose exp() (the "
-                "loss's log link) is infinite"
+                f"the trees' leaf values can sum to {hi:.6g}, whose exp() (the "
+                "loss's log link) is infinite or within a factor e of it "
+                f"(at most {MAX_LOG_RAW:.6g})"
             )
 
 
@@ -159,7 +175,6 @@ def expect_bin_mapper(arrays, fitted, n_features, max_bins):
 def load_bin_mapper(arrays, is_integer, is_categorical, max_bins):
     """The BinMapper of the stored thresholds; its lookup tables, numbers
     of bins and missing-value bins are rebuilt, never read."""
-    from .._engine._binning import build_lookup
     from .._engine.binning import BinMapper
 
     values = arrays["bin_thresholds"]
@@ -171,9 +186,13 @@ def load_bin_mapper(arrays, is_integer, is_categorical, max_bins):
     n_bins = counts + ~is_categorical
     if np.any(n_bins > max_bins):
         refuse(f"a feature has more than max_bins={max_bins} bins")
-    for f, t in enumerate(thresholds):
-        if np.isnan(t).any() or np.any(np.diff(t) < 0):
-            refuse(f"the bin thresholds of feature {f} are NaN or not increasing")
+    # NaN, or a decrease within a feature's thresholds (one pass over all)
+    falls = np.flatnonzero(np.diff(values) < 0) + 1
+    bad = np.isnan(values)
+    bad[falls[~np.isin(falls, ends)]] = True
+    if bad.any():
+        f = int(np.searchsorted(ends, np.flatnonzero(bad)[0], side="right"))
+        refuse(f"the bin thresholds of feature {f} are NaN or not increasing")
     mapper = BinMapper(max_bins=max_bins)
     mapper.is_integer_ = is_integer
     mapper.bin_thresholds_ = thresholds
@@ -185,6 +204,7 @@ def load_bin_mapper(arrays, is_integer, is_categorical, max_bins):
         # 8- and 16-bit input: values in [-32768, 65535]
         if np.any(lo < -32768) or np.any(hi > 65535) or np.any(lo > hi):
             refuse("the integer bin mapper's value ranges are out of bounds")
+        # the lookup tables (up to 64 KiB a feature) are built on first use,
+        # never at load: predict reads the thresholds
         mapper._lo, mapper._hi = lo, hi
-        mapper._lut, mapper._lut_start = build_lookup(thresholds, lo, hi)
     return mapper

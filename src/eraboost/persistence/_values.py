@@ -6,6 +6,8 @@ dicts, arrays, era scorers, RandomState); metadata is plain JSON; labels
 decoder checks what it reads and refuses anything else.
 """
 
+import contextlib
+import contextvars
 import math
 import numbers
 
@@ -13,6 +15,40 @@ import numpy as np
 
 from ._errors import refuse, type_name
 from ._limits import MAX_NESTING, MAX_PARAM_ARRAY
+
+# bytes that the text arrays of the file being read may still take
+_TEXT_BYTES_LEFT = contextvars.ContextVar("text_bytes_left", default=None)
+
+
+@contextlib.contextmanager
+def text_budget(n_bytes):
+    """Within it, the text arrays decoded take at most ``n_bytes`` in all:
+    a label is as wide as the array's dtype says, whatever its length in
+    the file, so the width times the count is checked before the array is
+    made."""
+    token = _TEXT_BYTES_LEFT.set([n_bytes])
+    try:
+        yield
+    finally:
+        _TEXT_BYTES_LEFT.reset(token)
+
+
+def _spend_text_bytes(dtype, values, where):
+    """Check a text array of ``values`` as ``dtype`` against the budget
+    before it is made."""
+    left = _TEXT_BYTES_LEFT.get()
+    n_bytes = dtype.itemsize * len(values)
+    if left is None or n_bytes <= left[0]:
+        if left is not None:
+            left[0] -= n_bytes
+        return
+    longest = max(map(len, values), default=0)
+    refuse(
+        f"{where} is stored {dtype.itemsize // 4} characters wide; its longest "
+        f"label has {longest}: {len(values):,} labels of that width take "
+        f"{n_bytes:,} bytes, more than a model.json of this size may make "
+        f"({left[0]:,} left)"
+    )
 
 
 # -- plain values: the parameters and the metadata -----------------------------
@@ -199,6 +235,8 @@ def decode_param(value, where, depth=0):
         kinds = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float), "U": (str,)}
         if not all(type(v) in kinds[dtype.kind] for v in values):
             refuse(f"{where}: array values of the wrong type for {dtype}")
+        if dtype.kind == "U":
+            _spend_text_bytes(dtype, values, where)
         try:
             return np.array(values, dtype=dtype).reshape(shape)
         except (OverflowError, ValueError):
@@ -269,12 +307,23 @@ def encode_labels(values, where, text_fallback=False):
     raise UnstorableValue(where, f"an array of dtype {values.dtype}")
 
 
-def decode_labels(value, where, max_len):
-    """The array of :func:`encode_labels`'s JSON, checked."""
+# datetime and timedelta units of labels: those Arrow writes (no multiples)
+_DATETIME_UNITS = {"M": ("D", "s", "ms", "us", "ns"), "m": ("s", "ms", "us", "ns")}
+
+
+def decode_labels(value, where, max_len, too_many=None):
+    """The array of :func:`encode_labels`'s JSON, checked: at most
+    ``max_len`` values (else refused saying ``too_many``, or a bound), of a
+    dtype that fit makes (native byte order, no float16, datetimes in
+    whole units Arrow writes)."""
     if not (isinstance(value, dict) and set(value) == {"dtype", "values"}):
         refuse(f"{where} must be {{'dtype': ..., 'values': [...]}}")
     text, values = value["dtype"], value["values"]
-    if not isinstance(values, list) or len(values) > max_len:
+    if not isinstance(values, list):
+        refuse(f"{where} must be a list of at most {max_len} values")
+    if len(values) > max_len:
+        if too_many is not None:
+            refuse(f"{where} holds {len(values)} values; {too_many}")
         refuse(f"{where} must be a list of at most {max_len} values")
     if text == "object":
         if not all(
@@ -302,8 +351,25 @@ def decode_labels(value, where, max_len):
     }
     if dtype.kind not in kinds or dtype.itemsize > 4 * 4096:
         refuse(f"{where} has a dtype {text!r} that labels may not have")
+    if not dtype.isnative:
+        refuse(
+            f"{where} has the non-native byte order of {text!r}; fit makes labels "
+            "of the machine's byte order"
+        )
+    if dtype == np.float16:
+        refuse(f"{where} is float16, which fit does not make labels of")
+    if dtype.kind in "Mm":
+        unit, count = np.datetime_data(dtype)
+        if count != 1 or unit not in _DATETIME_UNITS[dtype.kind]:
+            units = ", ".join(_DATETIME_UNITS[dtype.kind])
+            refuse(
+                f"{where} has the dtype {text!r}; labels of dates or durations "
+                f"have one of the units {units}"
+            )
     if not all(type(v) in kinds[dtype.kind] for v in values):
         refuse(f"{where} holds values of the wrong type for {dtype}")
+    if dtype.kind == "U":
+        _spend_text_bytes(dtype, values, where)
     try:
         if dtype.kind in "Mm":
             return np.array(values, dtype=np.int64).view(dtype)
