@@ -1,0 +1,324 @@
+"""A node's split from sums reduced across workers (docs/distributed.md).
+
+Each worker holds whole eras. For a node it builds the per-era histograms
+of its rows (:func:`era_histograms`) and turns them into its share of the
+reduction (:func:`worker_partials`): the pooled histogram, and, under the
+era criteria, one vector per candidate of era sums (the sum of the per-era
+gains, of the eras' directions and of their children's scores, or the
+Boltzmann sums with the worker's own shift, or the per-candidate maximum
+or minimum). :func:`combine` adds the workers' shares (the Boltzmann sums
+rescaled exactly to the common shift) and :func:`best_split` chooses the
+split with the rules of docs/criteria.md: the engine's eligibility
+(``min_samples_leaf``, the minimum hessian, a positive gain, pooled
+progress under the era criteria) and its tie-breaking (the largest score,
+then, under ``directional``, the integer ``|sum_e d_e|``, ``S_era`` and the
+pooled gain; a complete tie goes to the first candidate in scan order).
+
+This is the first step of issue 61: the per-worker sums and their
+finalisation are NumPy, written from the formulas of docs/criteria.md, not
+the engine's Cython scorer; the trees are the engine's up to the rounding
+of sums taken in another order (a near tie may turn; the tests compare
+the trees).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: The engine's constants (``_common.MIN_HESSIAN_TO_SPLIT``, ``_tuning.h``).
+MIN_HESSIAN_TO_SPLIT = 1e-3
+POOLED_PROGRESS_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Every candidate split of every feature, in the engine's scan order.
+
+    For each feature: the missing values right at bins ``0 .. nb - 2``
+    (and ``nb - 1``, every value left, when the feature has missing
+    values), then the missing values left: under ``original`` at bins
+    ``nb - 2`` down to ``0`` (scikit-learn's right-to-left scan), under
+    the era criteria at bins ``0 .. nb - 2`` (the per-era scan's order).
+    Of equal candidates, the first in this order wins.
+    """
+
+    feature: np.ndarray
+    bin: np.ndarray
+    missing_left: np.ndarray
+    # where each candidate's left sum is read: a cumulative bin, plus the
+    # missing bin or not
+    width: int
+
+    @classmethod
+    def of(cls, n_bins_non_missing, has_missing, split_type):
+        feats, bins, miss = [], [], []
+        for f, nb in enumerate(np.asarray(n_bins_non_missing, dtype=np.int64)):
+            right = np.arange(nb - 1 + int(has_missing[f]))
+            feats += [np.full(right.size, f)]
+            bins += [right]
+            miss += [np.zeros(right.size, dtype=bool)]
+            if has_missing[f]:
+                left = np.arange(nb - 1)
+                if split_type == "original":
+                    left = left[::-1]
+                feats += [np.full(left.size, f)]
+                bins += [left]
+                miss += [np.ones(left.size, dtype=bool)]
+        width = int(np.max(n_bins_non_missing)) + 1
+        return cls(
+            np.concatenate(feats).astype(np.int64),
+            np.concatenate(bins).astype(np.int64),
+            np.concatenate(miss),
+            width,
+        )
+
+    def left_sums(self, hist, n_bins_non_missing):
+        """The left side's sums of every candidate.
+
+        ``hist`` has shape ``(n_features, ..., width)``, the missing-value
+        bin of feature ``f`` at index ``n_bins_non_missing[f]``; returns
+        shape ``(..., n_candidates)``."""
+        nb = np.asarray(n_bins_non_missing, dtype=np.int64)
+        cum = np.cumsum(hist, axis=-1)
+        miss = np.take_along_axis(
+            hist, nb.reshape((-1,) + (1,) * (hist.ndim - 1)), axis=-1
+        )[..., 0]
+        f, b = self.feature, self.bin
+        out = np.moveaxis(cum[f, ..., b], 0, -1) if hist.ndim > 2 else cum[f, b]
+        if hist.ndim > 2:
+            out = out + np.where(self.missing_left, np.moveaxis(miss[f], 0, -1), 0.0)
+        else:
+            out = out + np.where(self.missing_left, miss[f], 0.0)
+        return out
+
+
+def era_histograms(X_binned, rows, era_codes, n_eras, gradients, hessians, width):
+    """The per-era histograms of a node's rows: gradient, hessian and row
+    sums of shape ``(n_features, n_eras, width)``, float64."""
+    codes = era_codes[rows].astype(np.int64) * width
+    g = gradients[rows].astype(np.float64)
+    h = None if hessians is None else hessians[rows].astype(np.float64)
+    size = n_eras * width
+    n_features = X_binned.shape[1]
+    out = np.zeros((3, n_features, n_eras, width))
+    for f in range(n_features):
+        key = codes + X_binned[rows, f]
+        out[0, f] = np.bincount(key, weights=g, minlength=size).reshape(n_eras, width)
+        out[2, f] = np.bincount(key, minlength=size).reshape(n_eras, width)
+        if h is not None:
+            out[1, f] = np.bincount(key, weights=h, minlength=size).reshape(
+                n_eras, width
+            )
+    if h is None:
+        # constant hessians (of 1): the hessian sums are the row counts
+        out[1] = out[2]
+    return out
+
+
+def _score(G, H, lam):
+    d = H + lam
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(d == 0, 0.0, G * G / np.where(d == 0, 1.0, d))
+
+
+def _directions(GL, HL, GR, HR, lam):
+    """sign(v_L - v_R) without dividing (docs/criteria.md, directional)."""
+    aL, aR = HL + lam, HR + lam
+    both = np.sign(GR * aL - GL * aR) * np.sign(aL * aR)
+    d = np.where(aL == 0, np.sign(GR) * np.sign(aR), both)
+    d = np.where(aR == 0, -np.sign(GL) * np.sign(aL), d)
+    return np.where((aL == 0) & (aR == 0), 0.0, d)
+
+
+def worker_partials(hist, cands, n_bins_non_missing, settings):
+    """One worker's share of a node's reduction.
+
+    Parameters
+    ----------
+    hist : ndarray of shape (3, n_features, n_eras, width)
+        :func:`era_histograms` of the worker's eras.
+    cands : Candidates
+    settings : dict
+        ``split_type``, ``alpha``, ``lam``, ``min_rows_per_era_split``,
+        ``constant_hessian``.
+
+    Returns
+    -------
+    partials : dict of ndarray
+        the pooled histogram ``pooled_g``, ``pooled_n`` (int32) and,
+        unless the hessians are constant, ``pooled_h``, of shape
+        (n_features, width), always; under the era criteria
+        one vector of the candidates per sum the criterion needs, and the
+        worker's number of splittable eras ``M``.
+    """
+    pooled = hist.sum(axis=2)
+    out = {"pooled_g": pooled[0], "pooled_n": pooled[2].astype(np.int32)}
+    if not settings["constant_hessian"]:
+        out["pooled_h"] = pooled[1]
+    if settings["split_type"] == "original":
+        return out
+    lam, alpha = settings["lam"], settings["alpha"]
+    n_e = hist[2, 0].sum(axis=-1)
+    keep = n_e >= settings["min_rows_per_era_split"]
+    out["M"] = np.array([keep.sum()], dtype=np.int32)
+    hist = hist[:, :, keep]
+    G_e, H_e = hist[0, 0].sum(axis=-1), hist[1, 0].sum(axis=-1)
+    GL = cands.left_sums(hist[0], n_bins_non_missing)
+    HL = cands.left_sums(hist[1], n_bins_non_missing)
+    nL = cands.left_sums(hist[2], n_bins_non_missing)
+    GR, HR, nR = G_e[:, None] - GL, H_e[:, None] - HL, n_e[keep][:, None] - nL
+    children = _score(GL, HL, lam) + _score(GR, HR, lam)
+    split = (nL > 0) & (nR > 0)
+    era_score = _score(G_e, H_e, lam)
+    gains = np.where(split, children - era_score[:, None], 0.0)
+    # the sum of the per-era gains (an era with an empty side gains 0
+    # exactly, as in the engine); with the eras' own scores it also gives
+    # C(s) of pooled progress (such an era's children score is its score)
+    out["gain_sum"] = gains.sum(axis=0)
+    out["era_score"] = np.array([era_score.sum()])
+    if settings["split_type"] == "directional":
+        d = np.where(split, _directions(GL, HL, GR, HR, lam), 0.0)
+        out["dsum"] = d.sum(axis=0).astype(np.int32)
+    if alpha == 0:
+        return out
+    n_cand = cands.feature.size
+    if np.isinf(alpha):
+        if gains.shape[0] == 0:
+            out["extreme"] = np.full(n_cand, -alpha)
+        else:
+            out["extreme"] = gains.max(axis=0) if alpha > 0 else gains.min(axis=0)
+    else:
+        if gains.shape[0] == 0:
+            out["shift"] = np.full(n_cand, -np.sign(alpha) * np.inf)
+            out["num"] = out["den"] = np.zeros(n_cand)
+        else:
+            c = gains.max(axis=0) if alpha > 0 else gains.min(axis=0)
+            w = np.exp(alpha * (gains - c))
+            out["shift"], out["num"], out["den"] = c, (gains * w).sum(0), w.sum(0)
+    return out
+
+
+def combine(parts, alpha):
+    """The workers' shares added: sums, extremes, and the Boltzmann sums
+    rescaled to the common shift (each worker's ``exp(alpha (c_w - c))``)."""
+    out = {}
+    for name in parts[0]:
+        values = [p[name] for p in parts]
+        if name == "extreme":
+            out[name] = np.max(values, 0) if alpha > 0 else np.min(values, 0)
+        elif name in ("shift", "num", "den"):
+            continue
+        else:
+            out[name] = np.sum(values, axis=0)
+    if "shift" in parts[0]:
+        shifts = np.array([p["shift"] for p in parts])
+        c = shifts.max(0) if alpha > 0 else shifts.min(0)
+        with np.errstate(invalid="ignore"):
+            scale = np.where(np.isinf(shifts), 0.0, np.exp(alpha * (shifts - c)))
+        out["num"] = sum(s * p["num"] for s, p in zip(scale, parts))
+        out["den"] = sum(s * p["den"] for s, p in zip(scale, parts))
+    return out
+
+
+@dataclass
+class Split:
+    """The chosen split of a node, with its pooled sums."""
+
+    found: bool
+    feature_idx: int = 0
+    bin_idx: int = 0
+    missing_go_to_left: bool = False
+    gain: float = -1.0
+    priority: tuple = (-1.0, 0.0)
+    sum_gradient_left: float = 0.0
+    sum_hessian_left: float = 0.0
+    sum_gradient_right: float = 0.0
+    sum_hessian_right: float = 0.0
+    n_samples_left: int = 0
+    n_samples_right: int = 0
+    value_left: float = 0.0
+    value_right: float = 0.0
+    is_categorical: bool = False
+    left_cat_bitset: object = None
+
+
+def node_value(G, H, lam):
+    """A node's value from pooled sums, as the engine's ``node_value``."""
+    return -G / (H + lam + 1e-15)
+
+
+def best_split(reduced, cands, n_bins_non_missing, node, settings):
+    """The split docs/criteria.md chooses from the reduced sums.
+
+    ``node`` is ``(n_samples, sum_gradients, sum_hessians)``, ``settings``
+    as in :func:`worker_partials` plus ``min_samples_leaf``.
+    """
+    n, G, H = node
+    lam, alpha = settings["lam"], settings["alpha"]
+    GL = cands.left_sums(reduced["pooled_g"], n_bins_non_missing)
+    nL = cands.left_sums(reduced["pooled_n"].astype(np.float64), n_bins_non_missing)
+    HL = (
+        nL
+        if "pooled_h" not in reduced
+        else cands.left_sums(reduced["pooled_h"], n_bins_non_missing)
+    )
+    GR, HR, nR = G - GL, H - HL, n - nL
+    msl = settings["min_samples_leaf"]
+    ok = (nL >= msl) & (nR >= msl)
+    ok &= (HL >= MIN_HESSIAN_TO_SPLIT) & (HR >= MIN_HESSIAN_TO_SPLIT)
+    split_type = settings["split_type"]
+    if split_type == "original":
+        # scikit-learn's form: G v - G_L v_L - G_R v_R
+        gain = (
+            G * node_value(G, H, lam)
+            - GL * node_value(GL, HL, lam)
+            - GR * node_value(GR, HR, lam)
+        )
+        ok &= gain > 0
+        keys = [gain]
+        priority_of = lambda i: (float(gain[i]), 0.0)  # noqa: E731
+    else:
+        gain = _score(GL, HL, lam) + _score(GR, HR, lam) - _score(G, H, lam)
+        children = reduced["gain_sum"] + reduced["era_score"][0]
+        ok &= (gain > 0) & (gain > POOLED_PROGRESS_RTOL * children)
+        M = int(reduced["M"][0])
+        if M == 0:
+            S = np.zeros_like(gain)
+        elif alpha == 0:
+            S = reduced["gain_sum"] / M
+        elif np.isinf(alpha):
+            S = reduced["extreme"]
+        else:
+            S = reduced["num"] / reduced["den"]
+        if split_type == "era":
+            ok &= S > 0
+            keys = [S]
+            priority_of = lambda i: (float(S[i]), 0.0)  # noqa: E731
+        else:
+            D = np.abs(np.rint(reduced["dsum"]))
+            ok &= D > 0
+            keys = [D, S, gain]
+            priority_of = lambda i: (float(D[i]) / M, float(S[i]))  # noqa: E731
+    candidates = np.flatnonzero(ok)
+    if candidates.size == 0:
+        return Split(found=False)
+    for key in keys:
+        values = key[candidates]
+        candidates = candidates[values == values.max()]
+    i = int(candidates[0])  # the first in scan order
+    return Split(
+        found=True,
+        feature_idx=int(cands.feature[i]),
+        bin_idx=int(cands.bin[i]),
+        missing_go_to_left=bool(cands.missing_left[i]),
+        gain=float(gain[i]),
+        priority=priority_of(i),
+        sum_gradient_left=float(GL[i]),
+        sum_hessian_left=float(HL[i]),
+        sum_gradient_right=float(GR[i]),
+        sum_hessian_right=float(HR[i]),
+        n_samples_left=round(float(nL[i])),
+        n_samples_right=round(float(nR[i])),
+        value_left=float(node_value(GL[i], HL[i], lam)),
+        value_right=float(node_value(GR[i], HR[i], lam)),
+    )

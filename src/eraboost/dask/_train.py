@@ -1,0 +1,217 @@
+"""The driver's boosting loop: one tree at a time across the workers.
+
+Best-first growth as the engine's ``TreeGrower`` grows (the same order of
+operations and stopping rules, the open leaves ordered by the criterion's
+score in the same heap), with each node's split chosen from the workers'
+reduced sums (``_split``). The trees are flattened by the engine's own
+``TreeGrower.make_predictor``.
+"""
+
+from heapq import heappop, heappush
+
+import numpy as np
+
+from .._engine.grower import TreeGrower
+from ._split import MIN_HESSIAN_TO_SPLIT, Split, best_split, combine
+
+
+class _Node:
+    """A node during growth, with the fields ``make_predictor`` reads."""
+
+    __slots__ = (
+        "depth",
+        "id",
+        "is_leaf",
+        "left_child",
+        "n_samples",
+        "reduced",
+        "right_child",
+        "split_info",
+        "sum_gradients",
+        "sum_hessians",
+        "value",
+    )
+
+    def __init__(self, node_id, depth, n_samples, G, H, value):
+        self.id = node_id
+        self.depth = depth
+        self.n_samples = n_samples
+        self.sum_gradients = G
+        self.sum_hessians = H
+        self.value = value
+        self.is_leaf = False
+        self.split_info = None
+        self.left_child = self.right_child = None
+        self.reduced = None
+
+    def __lt__(self, other):
+        # the engine's order: the best criterion score pops first
+        return self.split_info.priority > other.split_info.priority
+
+
+class _Tree:
+    """What ``TreeGrower.make_predictor`` reads of a grown tree."""
+
+    def __init__(self, root, n_nodes, n_bins_non_missing):
+        self.root = root
+        self.n_nodes = n_nodes
+        self.n_bins_non_missing = n_bins_non_missing
+
+
+class Cluster:
+    """The workers' shards (actors) and the bytes they sent."""
+
+    def __init__(self, shards):
+        self.shards = shards
+        self.received = 0
+
+    def call(self, method, *args):
+        """``method`` on every shard at once; their results in order."""
+        futures = [getattr(s, method)(*args) for s in self.shards]
+        return [f.result() for f in futures]
+
+    def reduce(self, parts, alpha):
+        self.received += sum(a.nbytes for p in parts for a in p.values())
+        return combine(parts, alpha)
+
+
+class TreeBuilder:
+    """Grows tree ``k`` of an iteration across the cluster.
+
+    Parameters
+    ----------
+    cluster : Cluster
+    settings : dict
+        ``_split`` settings plus ``max_leaf_nodes``, ``max_depth``,
+        ``min_samples_leaf`` and ``shrinkage``.
+    cands : Candidates
+    n_bins_non_missing, has_missing : ndarray
+    """
+
+    def __init__(self, cluster, settings, cands, n_bins_non_missing, has_missing):
+        self.cluster = cluster
+        self.settings = settings
+        self.cands = cands
+        self.n_bins_non_missing = n_bins_non_missing
+        self.has_missing = has_missing
+
+    def _find(self, node):
+        node.split_info = best_split(
+            node.reduced,
+            self.cands,
+            self.n_bins_non_missing,
+            (node.n_samples, node.sum_gradients, node.sum_hessians),
+            self.settings,
+        )
+        node.reduced = None
+        if not node.split_info.found:
+            self._leaf(node)
+        else:
+            heappush(self.open, node)
+
+    def _leaf(self, node):
+        node.is_leaf = True
+        self.leaves.append(node)
+
+    def grow(self, k):
+        """Grow the tree; returns ``(tree, leaves)``."""
+        s = self.settings
+        self.open, self.leaves, self.n_nodes = [], [], 1
+        reduced = self.cluster.reduce(self.cluster.call("root", k), s["alpha"])
+        n = int(reduced["pooled_n"][0].sum())
+        G = float(reduced["pooled_g"][0].sum())
+        H = float(n if "pooled_h" not in reduced else reduced["pooled_h"][0].sum())
+        root = _Node(0, 0, n, G, H, 0)
+        root.reduced = reduced
+        msl = s["min_samples_leaf"]
+        if n < 2 * msl or H < MIN_HESSIAN_TO_SPLIT:
+            self._leaf(root)
+        else:
+            self._find(root)
+        while self.open:
+            self._split_next(k)
+        for leaf in self.leaves:
+            leaf.value *= s["shrinkage"]
+        return _Tree(root, self.n_nodes, self.n_bins_non_missing), self.leaves
+
+    def _split_next(self, k):
+        s = self.settings
+        node = heappop(self.open)
+        info = node.split_info
+        depth = node.depth + 1
+        n_leaf_nodes = len(self.leaves) + len(self.open) + 2
+        left = _Node(
+            self.n_nodes,
+            depth,
+            info.n_samples_left,
+            info.sum_gradient_left,
+            info.sum_hessian_left,
+            info.value_left,
+        )
+        right = _Node(
+            self.n_nodes + 1,
+            depth,
+            info.n_samples_right,
+            info.sum_gradient_right,
+            info.sum_hessian_right,
+            info.value_right,
+        )
+        self.n_nodes += 2
+        node.left_child, node.right_child = left, right
+        if not self.has_missing[info.feature_idx]:
+            info.missing_go_to_left = left.n_samples > right.n_samples
+        last = s["max_leaf_nodes"] is not None and n_leaf_nodes == s["max_leaf_nodes"]
+        deepest = s["max_depth"] is not None and depth == s["max_depth"]
+        scan = [False, False]
+        if not (last or deepest):
+            msl = s["min_samples_leaf"]
+            scan = [left.n_samples >= 2 * msl, right.n_samples >= 2 * msl]
+        parts = self.cluster.call(
+            "split",
+            k,
+            node.id,
+            info.feature_idx,
+            info.bin_idx,
+            info.missing_go_to_left,
+            (left.id, right.id),
+            scan,
+        )
+        for j, child in enumerate((left, right)):
+            if scan[j]:
+                child.reduced = self.cluster.reduce([p[j] for p in parts], s["alpha"])
+            else:
+                self._leaf(child)
+        if last:
+            while self.open:
+                self._leaf(self.open.pop())
+            return
+        for child in (left, right):
+            if scan[(left, right).index(child)]:
+                self._find(child)
+
+
+def boost(cluster, local, builder, max_iter, stop_when_stalled):
+    """The boosting rounds; fills ``local._predictors``.
+
+    Returns the bytes the driver received for each tree.
+    """
+    K = local.n_trees_per_iteration_
+    thresholds = local._bin_mapper.bin_thresholds_
+    received = []
+    for _ in range(max_iter):
+        cluster.call("update_gradients")
+        local._predictors.append([])
+        n_split = 0
+        for k in range(K):
+            before = cluster.received
+            tree, leaves = builder.grow(k)
+            received.append(cluster.received - before)
+            n_split += tree.n_nodes > 1
+            local._predictors[-1].append(TreeGrower.make_predictor(tree, thresholds))
+            cluster.call("add_leaves", k, {leaf.id: leaf.value for leaf in leaves})
+        if stop_when_stalled and n_split == 0:
+            break
+    return np.asarray(received, dtype=np.int64)
+
+
+__all__ = ["Cluster", "Split", "TreeBuilder", "boost"]
