@@ -16,12 +16,22 @@ import numpy as np
 from .._eras import check_eras
 
 
+def _dask_dataframe():
+    """``dask.dataframe`` when it is already imported (a dask DataFrame or
+    Series can only exist then), else None."""
+    import sys
+
+    return sys.modules.get("dask.dataframe")
+
+
 def _is_dask_frame(obj):
-    return type(obj).__module__.startswith("dask") and hasattr(obj, "columns")
+    dd = _dask_dataframe()
+    return dd is not None and isinstance(obj, dd.DataFrame)
 
 
 def _is_dask_series(obj):
-    return type(obj).__module__.startswith("dask") and hasattr(obj, "to_frame")
+    dd = _dask_dataframe()
+    return dd is not None and isinstance(obj, dd.Series)
 
 
 def as_row_blocks(obj, name, n_features=None):

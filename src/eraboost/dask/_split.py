@@ -48,6 +48,10 @@ class Candidates:
     # where each candidate's left sum is read: a cumulative bin, plus the
     # missing bin or not
     width: int
+    # the histogram cells that exist (n_features, width): each feature's
+    # bins, and its missing-value bin only when it has missing values (the
+    # engine's layout); the pooled histogram is sent as these cells only
+    cells: np.ndarray
 
     @classmethod
     def of(cls, n_bins_non_missing, has_missing, split_type):
@@ -65,12 +69,23 @@ class Candidates:
                 bins += [left]
                 miss += [np.ones(left.size, dtype=bool)]
         width = int(np.max(n_bins_non_missing)) + 1
+        nb = np.asarray(n_bins_non_missing, dtype=np.int64)
+        last = nb + np.asarray(has_missing, dtype=np.int64)
+        cells = np.arange(width)[None, :] < last[:, None]
         return cls(
             np.concatenate(feats).astype(np.int64),
             np.concatenate(bins).astype(np.int64),
             np.concatenate(miss),
             width,
+            cells,
         )
+
+    def unpack(self, packed):
+        """A pooled histogram sent as its cells, back to (n_features,
+        width)."""
+        out = np.zeros(self.cells.shape, dtype=packed.dtype)
+        out[self.cells] = packed
+        return out
 
     def left_sums(self, hist, n_bins_non_missing):
         """The left side's sums of every candidate.
@@ -146,12 +161,12 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     -------
     partials : dict of ndarray
         the pooled histogram ``pooled_g``, ``pooled_n`` (int32) and,
-        unless the hessians are constant, ``pooled_h``, of shape
-        (n_features, width), always; under the era criteria
+        unless the hessians are constant, ``pooled_h``, each feature's
+        cells one after the other (``Candidates.cells``), always; under the era criteria
         one vector of the candidates per sum the criterion needs, and the
         worker's number of splittable eras ``M``.
     """
-    pooled = hist.sum(axis=2)
+    pooled = hist.sum(axis=2)[:, cands.cells]
     out = {"pooled_g": pooled[0], "pooled_n": pooled[2].astype(np.int32)}
     if not settings["constant_hessian"]:
         out["pooled_h"] = pooled[1]
@@ -171,30 +186,42 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     split = (nL > 0) & (nR > 0)
     era_score = _score(G_e, H_e, lam)
     gains = np.where(split, children - era_score[:, None], 0.0)
-    # the sum of the per-era gains (an era with an empty side gains 0
-    # exactly, as in the engine); with the eras' own scores it also gives
-    # C(s) of pooled progress (such an era's children score is its score)
-    out["gain_sum"] = gains.sum(axis=0)
     out["era_score"] = np.array([era_score.sum()])
     if settings["split_type"] == "directional":
         d = np.where(split, _directions(GL, HL, GR, HR, lam), 0.0)
         out["dsum"] = d.sum(axis=0).astype(np.int32)
     if alpha == 0:
+        # the sum of the per-era gains (an era with an empty side gains 0
+        # exactly, as in the engine); with the eras' own scores it also
+        # gives C(s) of pooled progress (such an era's children score is
+        # its score)
+        out["gain_sum"] = gains.sum(axis=0)
         return out
+    # C(s) only scales pooled progress's tolerance (1e-9 of it): float32
+    # moves that tolerance by under 1e-16 of C(s), below the sums' rounding
+    out["children"] = children.sum(axis=0).astype(np.float32)
     n_cand = cands.feature.size
     if np.isinf(alpha):
         if gains.shape[0] == 0:
             out["extreme"] = np.full(n_cand, -alpha)
         else:
             out["extreme"] = gains.max(axis=0) if alpha > 0 else gains.min(axis=0)
+    elif gains.shape[0] == 0:
+        out["shift"] = np.full(n_cand, -np.sign(alpha) * np.inf, dtype=np.float32)
+        out["num"] = out["den"] = np.zeros(n_cand)
     else:
-        if gains.shape[0] == 0:
-            out["shift"] = np.full(n_cand, -np.sign(alpha) * np.inf)
-            out["num"] = out["den"] = np.zeros(n_cand)
-        else:
-            c = gains.max(axis=0) if alpha > 0 else gains.min(axis=0)
-            w = np.exp(alpha * (gains - c))
-            out["shift"], out["num"], out["den"] = c, (gains * w).sum(0), w.sum(0)
+        c = gains.max(axis=0) if alpha > 0 else gains.min(axis=0)
+        # the shift sent as float32, rounded away from the gains so that
+        # every exponent stays <= 0: the shift cancels in S whatever it is
+        c32 = c.astype(np.float32)
+        toward = np.float32(np.inf if alpha > 0 else -np.inf)
+        c32 = np.where(
+            (c32.astype(np.float64) - c) * np.sign(alpha) < 0,
+            np.nextafter(c32, toward),
+            c32,
+        )
+        w = np.exp(alpha * (gains - c32.astype(np.float64)))
+        out["shift"], out["num"], out["den"] = c32, (gains * w).sum(0), w.sum(0)
     return out
 
 
@@ -211,7 +238,7 @@ def combine(parts, alpha):
         else:
             out[name] = np.sum(values, axis=0)
     if "shift" in parts[0]:
-        shifts = np.array([p["shift"] for p in parts])
+        shifts = np.array([p["shift"] for p in parts], dtype=np.float64)
         c = shifts.max(0) if alpha > 0 else shifts.min(0)
         with np.errstate(invalid="ignore"):
             scale = np.where(np.isinf(shifts), 0.0, np.exp(alpha * (shifts - c)))
@@ -255,12 +282,13 @@ def best_split(reduced, cands, n_bins_non_missing, node, settings):
     """
     n, G, H = node
     lam, alpha = settings["lam"], settings["alpha"]
-    GL = cands.left_sums(reduced["pooled_g"], n_bins_non_missing)
-    nL = cands.left_sums(reduced["pooled_n"].astype(np.float64), n_bins_non_missing)
+    GL = cands.left_sums(cands.unpack(reduced["pooled_g"]), n_bins_non_missing)
+    n_hist = cands.unpack(reduced["pooled_n"]).astype(np.float64)
+    nL = cands.left_sums(n_hist, n_bins_non_missing)
     HL = (
         nL
         if "pooled_h" not in reduced
-        else cands.left_sums(reduced["pooled_h"], n_bins_non_missing)
+        else cands.left_sums(cands.unpack(reduced["pooled_h"]), n_bins_non_missing)
     )
     GR, HR, nR = G - GL, H - HL, n - nL
     msl = settings["min_samples_leaf"]
@@ -279,7 +307,11 @@ def best_split(reduced, cands, n_bins_non_missing, node, settings):
         priority_of = lambda i: (float(gain[i]), 0.0)  # noqa: E731
     else:
         gain = _score(GL, HL, lam) + _score(GR, HR, lam) - _score(G, H, lam)
-        children = reduced["gain_sum"] + reduced["era_score"][0]
+        children = (
+            reduced["gain_sum"] + reduced["era_score"][0]
+            if "gain_sum" in reduced
+            else reduced["children"].astype(np.float64)
+        )
         ok &= (gain > 0) & (gain > POOLED_PROGRESS_RTOL * children)
         M = int(reduced["M"][0])
         if M == 0:

@@ -118,9 +118,11 @@ class TreeBuilder:
         s = self.settings
         self.open, self.leaves, self.n_nodes = [], [], 1
         reduced = self.cluster.reduce(self.cluster.call("root", k), s["alpha"])
-        n = int(reduced["pooled_n"][0].sum())
-        G = float(reduced["pooled_g"][0].sum())
-        H = float(n if "pooled_h" not in reduced else reduced["pooled_h"][0].sum())
+        # the root's sums: feature 0's cells
+        first = self.cands.cells[0].sum()
+        n = int(reduced["pooled_n"][:first].sum())
+        G = float(reduced["pooled_g"][:first].sum())
+        H = float(n if "pooled_h" not in reduced else reduced["pooled_h"][:first].sum())
         root = _Node(0, 0, n, G, H, 0)
         root.reduced = reduced
         msl = s["min_samples_leaf"]

@@ -21,6 +21,7 @@ from ..classifier import HistGradientBoostingClassifier
 from ..gradient_boosting import HistGradientBoostingRegressor
 from ._binning import fit_bin_mapper
 from ._placement import (
+    _is_dask_frame,
     as_row_blocks,
     check_partitions,
     era_inventory,
@@ -281,7 +282,7 @@ class _DaskBoosting(BaseEstimator):
         import dask.array as da
 
         local = self.to_local()
-        if hasattr(X, "map_partitions") and hasattr(X, "columns"):
+        if _is_dask_frame(X):
             return X.map_partitions(
                 lambda part: _as_series(getattr(local, method)(part), part, n_columns),
                 meta=_meta(X, n_columns),
