@@ -58,6 +58,10 @@ class _Tree:
         self.n_bins_non_missing = n_bins_non_missing
 
 
+class WorkerLostError(RuntimeError):
+    """A worker holding some of the fit's eras was lost during the fit."""
+
+
 class Cluster:
     """The workers' shards (actors) and the bytes they sent."""
 
@@ -66,9 +70,25 @@ class Cluster:
         self.received = 0
 
     def call(self, method, *args):
-        """``method`` on every shard at once; their results in order."""
+        """``method`` on every shard at once; their results in order.
+
+        A shard's worker lost (its actor unreachable) ends the fit with one
+        line: the other workers and the client's data are left as they
+        are, and the fit's actors are released by the caller.
+        """
         futures = [getattr(s, method)(*args) for s in self.shards]
-        return [f.result() for f in futures]
+        try:
+            return [f.result() for f in futures]
+        except (OSError, RuntimeError) as exc:
+            # distributed says so with an OSError (the actor's worker cannot
+            # be reached) or a RuntimeError ("Worker holding Actor was lost")
+            if not isinstance(exc, OSError) and "was lost" not in str(exc):
+                raise
+            raise WorkerLostError(
+                f"a worker holding eras of this fit was lost ({exc}); the fit "
+                "stopped. The client, its data and the other workers are "
+                "unaffected: fit again."
+            ) from None
 
     def reduce(self, parts, alpha):
         self.received += sum(a.nbytes for p in parts for a in p.values())
@@ -216,4 +236,4 @@ def boost(cluster, local, builder, max_iter, stop_when_stalled):
     return np.asarray(received, dtype=np.int64)
 
 
-__all__ = ["Cluster", "Split", "TreeBuilder", "boost"]
+__all__ = ["Cluster", "Split", "TreeBuilder", "WorkerLostError", "boost"]
