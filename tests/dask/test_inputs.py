@@ -27,7 +27,6 @@ def _tasks_run(client, fit):
     "option",
     [
         dict(irf_penalty=1.0),
-        dict(min_samples_leaf_per_era=2),
         dict(subsample=0.5),
         dict(colsample_bytree=0.5),
         dict(era_subsample=0.5),

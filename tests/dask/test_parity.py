@@ -47,6 +47,9 @@ REGRESSOR_CASES = [
     (dict(split_type="era", boltzmann_alpha=-np.inf), False),
     (dict(split_type="directional"), False),
     (dict(split_type="directional", l2_regularization=1.0), True),
+    (dict(split_type="original", min_samples_leaf_per_era=3), True),
+    (dict(split_type="era", min_samples_leaf_per_era=2), False),
+    (dict(split_type="era", boltzmann_alpha=-np.inf, min_samples_leaf_per_era=3), True),
 ]
 
 

@@ -36,9 +36,9 @@ class Candidates:
 
     For each feature: the missing values right at bins ``0 .. nb - 2``
     (and ``nb - 1``, every value left, when the feature has missing
-    values), then the missing values left: under ``original`` at bins
-    ``nb - 2`` down to ``0`` (scikit-learn's right-to-left scan), under
-    the era criteria at bins ``0 .. nb - 2`` (the per-era scan's order).
+    values), then the missing values left: on the pooled path at bins
+    ``nb - 2`` down to ``0`` (scikit-learn's right-to-left scan), on the
+    era-aware path at bins ``0 .. nb - 2`` (the per-era scan's order).
     Of equal candidates, the first in this order wins.
     """
 
@@ -54,7 +54,7 @@ class Candidates:
     cells: np.ndarray
 
     @classmethod
-    def of(cls, n_bins_non_missing, has_missing, split_type):
+    def of(cls, n_bins_non_missing, has_missing, era_path):
         feats, bins, miss = [], [], []
         for f, nb in enumerate(np.asarray(n_bins_non_missing, dtype=np.int64)):
             right = np.arange(nb - 1 + int(has_missing[f]))
@@ -63,7 +63,7 @@ class Candidates:
             miss += [np.zeros(right.size, dtype=bool)]
             if has_missing[f]:
                 left = np.arange(nb - 1)
-                if split_type == "original":
+                if not era_path:
                     left = left[::-1]
                 feats += [np.full(left.size, f)]
                 bins += [left]
@@ -155,33 +155,43 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     cands : Candidates
     settings : dict
         ``split_type``, ``alpha``, ``lam``, ``min_rows_per_era_split``,
-        ``constant_hessian``.
+        ``constant_hessian``, ``era_path`` (the era-aware machinery: an
+        era criterion or the per-era minimum) and ``min_samples_leaf_per_era``
+        (0: off).
 
     Returns
     -------
     partials : dict of ndarray
         the pooled histogram ``pooled_g``, ``pooled_n`` (int32) and,
         unless the hessians are constant, ``pooled_h``, each feature's
-        cells one after the other (``Candidates.cells``), always; under the era criteria
-        one vector of the candidates per sum the criterion needs, and the
-        worker's number of splittable eras ``M``.
+        cells one after the other (``Candidates.cells``), always; with
+        the per-era minimum, the fewest rows any of the worker's
+        splittable eras keeps on a side (``min_side``); under the era
+        criteria one vector of the candidates per sum the criterion needs,
+        and the worker's number of splittable eras ``M``.
     """
     pooled = hist.sum(axis=2)[:, cands.cells]
     out = {"pooled_g": pooled[0], "pooled_n": pooled[2].astype(np.int32)}
     if not settings["constant_hessian"]:
         out["pooled_h"] = pooled[1]
-    if settings["split_type"] == "original":
+    if not settings["era_path"]:
         return out
     lam, alpha = settings["lam"], settings["alpha"]
     n_e = hist[2, 0].sum(axis=-1)
     keep = n_e >= settings["min_rows_per_era_split"]
-    out["M"] = np.array([keep.sum()], dtype=np.int32)
     hist = hist[:, :, keep]
+    nL = cands.left_sums(hist[2], n_bins_non_missing)
+    nR = n_e[keep][:, None] - nL
+    if settings["min_samples_leaf_per_era"]:
+        fewest = np.minimum(nL, nR).min(axis=0, initial=np.iinfo(np.int32).max)
+        out["min_side"] = fewest.astype(np.int32)
+    if settings["split_type"] == "original":
+        return out
+    out["M"] = np.array([keep.sum()], dtype=np.int32)
     G_e, H_e = hist[0, 0].sum(axis=-1), hist[1, 0].sum(axis=-1)
     GL = cands.left_sums(hist[0], n_bins_non_missing)
     HL = cands.left_sums(hist[1], n_bins_non_missing)
-    nL = cands.left_sums(hist[2], n_bins_non_missing)
-    GR, HR, nR = G_e[:, None] - GL, H_e[:, None] - HL, n_e[keep][:, None] - nL
+    GR, HR = G_e[:, None] - GL, H_e[:, None] - HL
     children = _score(GL, HL, lam) + _score(GR, HR, lam)
     split = (nL > 0) & (nR > 0)
     era_score = _score(G_e, H_e, lam)
@@ -233,6 +243,8 @@ def combine(parts, alpha):
         values = [p[name] for p in parts]
         if name == "extreme":
             out[name] = np.max(values, 0) if alpha > 0 else np.min(values, 0)
+        elif name == "min_side":
+            out[name] = np.min(values, 0)
         elif name in ("shift", "num", "den"):
             continue
         else:
@@ -294,8 +306,16 @@ def best_split(reduced, cands, n_bins_non_missing, node, settings):
     msl = settings["min_samples_leaf"]
     ok = (nL >= msl) & (nR >= msl)
     ok &= (HL >= MIN_HESSIAN_TO_SPLIT) & (HR >= MIN_HESSIAN_TO_SPLIT)
+    if "min_side" in reduced:
+        ok &= reduced["min_side"] >= settings["min_samples_leaf_per_era"]
     split_type = settings["split_type"]
-    if split_type == "original":
+    if split_type == "original" and settings["era_path"]:
+        # the per-era path's pooled gain, the score difference
+        gain = _score(GL, HL, lam) + _score(GR, HR, lam) - _score(G, H, lam)
+        ok &= gain > 0
+        keys = [gain]
+        priority_of = lambda i: (float(gain[i]), 0.0)  # noqa: E731
+    elif split_type == "original":
         # scikit-learn's form: G v - G_L v_L - G_R v_R
         gain = (
             G * node_value(G, H, lam)

@@ -69,7 +69,7 @@ class EraShard:
         self.raw = np.tile(baseline, (self.n_rows(), 1)).astype(np.float64)
         self.n_bins_non_missing = np.asarray(n_bins_non_missing)
         self.cands = Candidates.of(
-            n_bins_non_missing, has_missing, settings["split_type"]
+            n_bins_non_missing, has_missing, settings["era_path"]
         )
         self.settings = settings
         n = self.n_rows()

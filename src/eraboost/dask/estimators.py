@@ -37,7 +37,6 @@ __all__ = ["DaskHistGradientBoostingClassifier", "DaskHistGradientBoostingRegres
 #: Options the Dask fit does not do yet, and the values that leave them off.
 _OFF = {
     "irf_penalty": 0.0,
-    "min_samples_leaf_per_era": None,
     "era_groups": None,
     "min_agreement": None,
     "pooled_weight": 0.0,
@@ -213,11 +212,16 @@ class _DaskBoosting(BaseEstimator):
         mapper = local._bin_mapper
         has_missing = np.any(cluster.call("bin", mapper), axis=0)
         alpha = float(self.boltzmann_alpha)
+        per_era = int(self.min_samples_leaf_per_era or 0)
         settings = {
             "split_type": self.split_type,
             "alpha": alpha,
             "lam": float(self.l2_regularization),
-            "min_rows_per_era_split": 2,
+            # the era-aware machinery (docs/criteria.md): an era criterion or
+            # the per-era minimum; eras of fewer rows than this are not split
+            "era_path": self.split_type != "original" or bool(per_era),
+            "min_samples_leaf_per_era": per_era,
+            "min_rows_per_era_split": 2 * max(1, per_era),
             "constant_hessian": bool(local._loss.constant_hessian),
             "min_samples_leaf": int(self.min_samples_leaf),
             "max_leaf_nodes": self.max_leaf_nodes,
@@ -236,7 +240,7 @@ class _DaskBoosting(BaseEstimator):
         builder = TreeBuilder(
             cluster,
             settings,
-            Candidates.of(n_bins, has_missing, self.split_type),
+            Candidates.of(n_bins, has_missing, settings["era_path"]),
             n_bins,
             has_missing,
         )
