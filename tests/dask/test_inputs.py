@@ -26,11 +26,6 @@ def _tasks_run(client, fit):
 @pytest.mark.parametrize(
     "option",
     [
-        dict(irf_penalty=1.0),
-        dict(subsample=0.5),
-        dict(colsample_bytree=0.5),
-        dict(era_subsample=0.5),
-        dict(max_features=0.5),
         dict(monotonic_cst=[1] + [0] * 9),
         dict(interaction_cst=[[0, 1]]),
         dict(era_groups=2),

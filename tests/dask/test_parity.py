@@ -50,6 +50,14 @@ REGRESSOR_CASES = [
     (dict(split_type="original", min_samples_leaf_per_era=3), True),
     (dict(split_type="era", min_samples_leaf_per_era=2), False),
     (dict(split_type="era", boltzmann_alpha=-np.inf, min_samples_leaf_per_era=3), True),
+    (dict(split_type="original", colsample_bytree=0.5, max_features=0.5), True),
+    (dict(split_type="directional", subsample=0.7, max_features=0.6), False),
+    (dict(split_type="era", era_subsample=0.5, colsample_bytree=0.7), True),
+    (dict(split_type="original", era_subsample=0.6, subsample=0.8), False),
+    (dict(split_type="original", irf_penalty=1.0), True),
+    (dict(split_type="era", irf_penalty=1.0), False),
+    (dict(split_type="directional", irf_penalty=1.0), True),
+    (dict(split_type="era", boltzmann_alpha=0.05, irf_penalty=0.5), False),
 ]
 
 

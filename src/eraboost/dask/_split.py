@@ -145,6 +145,26 @@ def _directions(GL, HL, GR, HR, lam):
     return np.where((aL == 0) & (aR == 0), 0.0, d)
 
 
+def _newton(G, H, lam):
+    d = H + lam
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(d == 0, 0.0, -G / np.where(d == 0, 1.0, d))
+
+
+def _value_variance_parts(GL, HL, nL, G_e, H_e, lam):
+    """A worker's part of the invariance penalty's variance of
+    ``CR_e = v(G_Le, H_Le) - v(G_e, H_e)`` over its eras with rows on the
+    left: their count, mean and sum of squared deviations from that mean
+    (combined exactly across workers by :func:`combine`)."""
+    has_left = nL > 0
+    cr = np.where(has_left, _newton(GL, HL, lam) - _newton(G_e, H_e, lam)[:, None], 0)
+    count = has_left.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(count > 0, cr.sum(axis=0) / np.maximum(count, 1), 0.0)
+    m2 = np.where(has_left, (cr - mean) ** 2, 0.0).sum(axis=0)
+    return {"cr_count": count.astype(np.int32), "cr_mean": mean, "cr_m2": m2}
+
+
 def worker_partials(hist, cands, n_bins_non_missing, settings):
     """One worker's share of a node's reduction.
 
@@ -185,12 +205,17 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     if settings["min_samples_leaf_per_era"]:
         fewest = np.minimum(nL, nR).min(axis=0, initial=np.iinfo(np.int32).max)
         out["min_side"] = fewest.astype(np.int32)
-    if settings["split_type"] == "original":
+    irf = settings["irf_penalty"] > 0
+    if settings["split_type"] == "original" and not irf:
         return out
-    out["M"] = np.array([keep.sum()], dtype=np.int32)
     G_e, H_e = hist[0, 0].sum(axis=-1), hist[1, 0].sum(axis=-1)
     GL = cands.left_sums(hist[0], n_bins_non_missing)
     HL = cands.left_sums(hist[1], n_bins_non_missing)
+    if irf:
+        out.update(_value_variance_parts(GL, HL, nL, G_e, H_e, lam))
+    if settings["split_type"] == "original":
+        return out
+    out["M"] = np.array([keep.sum()], dtype=np.int32)
     GR, HR = G_e[:, None] - GL, H_e[:, None] - HL
     children = _score(GL, HL, lam) + _score(GR, HR, lam)
     split = (nL > 0) & (nR > 0)
@@ -245,10 +270,20 @@ def combine(parts, alpha):
             out[name] = np.max(values, 0) if alpha > 0 else np.min(values, 0)
         elif name == "min_side":
             out[name] = np.min(values, 0)
-        elif name in ("shift", "num", "den"):
+        elif name in ("shift", "num", "den", "cr_mean", "cr_m2"):
             continue
         else:
             out[name] = np.sum(values, axis=0)
+    if "cr_mean" in parts[0]:
+        # the variance's parts, combined exactly (Chan et al.'s update)
+        counts = np.array([p["cr_count"] for p in parts], dtype=np.float64)
+        means = np.array([p["cr_mean"] for p in parts])
+        total = counts.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(total > 0, (counts * means).sum(0) / total, 0.0)
+        spread = (counts * (means - mean) ** 2).sum(axis=0)
+        out["cr_mean"] = mean
+        out["cr_m2"] = sum(p["cr_m2"] for p in parts) + spread
     if "shift" in parts[0]:
         shifts = np.array([p["shift"] for p in parts], dtype=np.float64)
         c = shifts.max(0) if alpha > 0 else shifts.min(0)
@@ -286,11 +321,12 @@ def node_value(G, H, lam):
     return -G / (H + lam + 1e-15)
 
 
-def best_split(reduced, cands, n_bins_non_missing, node, settings):
+def best_split(reduced, cands, n_bins_non_missing, node, settings, features=None):
     """The split docs/criteria.md chooses from the reduced sums.
 
     ``node`` is ``(n_samples, sum_gradients, sum_hessians)``, ``settings``
-    as in :func:`worker_partials` plus ``min_samples_leaf``.
+    as in :func:`worker_partials` plus ``min_samples_leaf``; ``features``
+    a mask of the features the node may split on (None: all).
     """
     n, G, H = node
     lam, alpha = settings["lam"], settings["alpha"]
@@ -306,15 +342,23 @@ def best_split(reduced, cands, n_bins_non_missing, node, settings):
     msl = settings["min_samples_leaf"]
     ok = (nL >= msl) & (nR >= msl)
     ok &= (HL >= MIN_HESSIAN_TO_SPLIT) & (HR >= MIN_HESSIAN_TO_SPLIT)
+    if features is not None:
+        ok &= features[cands.feature]
     if "min_side" in reduced:
         ok &= reduced["min_side"] >= settings["min_samples_leaf_per_era"]
+    penalty = 0.0
+    if "cr_m2" in reduced:
+        k = reduced["cr_count"]
+        variance = np.where(k >= 2, reduced["cr_m2"] / np.maximum(k, 1), 0.0)
+        penalty = settings["irf_penalty"] * H * variance
     split_type = settings["split_type"]
     if split_type == "original" and settings["era_path"]:
         # the per-era path's pooled gain, the score difference
         gain = _score(GL, HL, lam) + _score(GR, HR, lam) - _score(G, H, lam)
-        ok &= gain > 0
-        keys = [gain]
-        priority_of = lambda i: (float(gain[i]), 0.0)  # noqa: E731
+        crit = gain - penalty
+        ok &= crit > 0
+        keys = [crit]
+        priority_of = lambda i: (float(crit[i]), 0.0)  # noqa: E731
     elif split_type == "original":
         # scikit-learn's form: G v - G_L v_L - G_R v_R
         gain = (
@@ -342,6 +386,7 @@ def best_split(reduced, cands, n_bins_non_missing, node, settings):
             S = reduced["extreme"]
         else:
             S = reduced["num"] / reduced["den"]
+        S = S - penalty
         if split_type == "era":
             ok &= S > 0
             keys = [S]

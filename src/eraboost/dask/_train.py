@@ -76,8 +76,12 @@ class Cluster:
         line: the other workers and the client's data are left as they
         are, and the fit's actors are released by the caller.
         """
-        futures = [getattr(s, method)(*args) for s in self.shards]
+        return self.call_each(method, [args] * len(self.shards))
+
+    def call_each(self, method, args):
+        """``method`` on every shard at once, each with its own arguments."""
         try:
+            futures = [getattr(s, method)(*a) for s, a in zip(self.shards, args)]
             return [f.result() for f in futures]
         except (OSError, RuntimeError) as exc:
             # distributed says so with an OSError (the actor's worker cannot
@@ -108,20 +112,46 @@ class TreeBuilder:
     n_bins_non_missing, has_missing : ndarray
     """
 
-    def __init__(self, cluster, settings, cands, n_bins_non_missing, has_missing):
+    def __init__(
+        self,
+        cluster,
+        settings,
+        cands,
+        n_bins_non_missing,
+        has_missing,
+        feature_rng=None,
+    ):
         self.cluster = cluster
+        self.feature_rng = feature_rng
         self.settings = settings
         self.cands = cands
         self.n_bins_non_missing = n_bins_non_missing
         self.has_missing = has_missing
 
+    def _sampled(self, node):
+        """The features a node may split on: the tree's, then, with
+        ``max_features``, a draw of them for the node (the grower's
+        ``_sampled_mask``, from the same stream in the same order)."""
+        allowed = self.tree_features
+        fraction = self.settings["max_features"]
+        if fraction >= 1.0:
+            return allowed
+        n_allowed = allowed.shape[0]
+        mask = np.full(n_allowed, False)
+        mask[: max(1, int(np.ceil(fraction * n_allowed)))] = True
+        self.feature_rng.shuffle(mask)
+        return allowed[mask]
+
     def _find(self, node):
+        features = np.zeros(self.n_bins_non_missing.shape[0], dtype=bool)
+        features[self._sampled(node)] = True
         node.split_info = best_split(
             node.reduced,
             self.cands,
             self.n_bins_non_missing,
             (node.n_samples, node.sum_gradients, node.sum_hessians),
             self.settings,
+            features,
         )
         node.reduced = None
         if not node.split_info.found:
@@ -133,11 +163,21 @@ class TreeBuilder:
         node.is_leaf = True
         self.leaves.append(node)
 
-    def grow(self, k):
-        """Grow the tree; returns ``(tree, leaves)``."""
+    def grow(self, k, tree_features=None, in_bag=None):
+        """Grow the tree on the features ``tree_features`` (None: all) and
+        the rows of ``in_bag`` (one mask per shard, or None: all); returns
+        ``(tree, leaves)``."""
         s = self.settings
         self.open, self.leaves, self.n_nodes = [], [], 1
-        reduced = self.cluster.reduce(self.cluster.call("root", k), s["alpha"])
+        n_features = self.n_bins_non_missing.shape[0]
+        self.tree_features = (
+            np.arange(n_features) if tree_features is None else tree_features
+        )
+        if in_bag is None:
+            parts = self.cluster.call("root", k)
+        else:
+            parts = self.cluster.call_each("root", [(k, m) for m in in_bag])
+        reduced = self.cluster.reduce(parts, s["alpha"])
         # the root's sums: feature 0's cells
         first = self.cands.cells[0].sum()
         n = int(reduced["pooled_n"][:first].sum())
@@ -212,25 +252,35 @@ class TreeBuilder:
                 self._find(child)
 
 
-def boost(cluster, local, builder, max_iter, stop_when_stalled):
+def boost(cluster, local, builder, max_iter, stop_when_stalled, sampler, shard_rows):
     """The boosting rounds; fills ``local._predictors``.
 
-    Returns the bytes the driver received for each tree.
+    ``sampler`` is the single machine's ``TreeSampler`` (its stream, drawn
+    here in its order); ``shard_rows`` each shard's row numbers in the
+    table, to hand each shard its part of a row draw (None when no rows
+    are drawn). Returns the bytes the driver received for each tree.
     """
     K = local.n_trees_per_iteration_
-    thresholds = local._bin_mapper.bin_thresholds_
+    mapper = local._bin_mapper
     received = []
     for _ in range(max_iter):
         cluster.call("update_gradients")
+        mask = sampler.iteration_rows()
+        in_bag = None if mask is None else [mask[rows] for rows in shard_rows]
         local._predictors.append([])
         n_split = 0
         for k in range(K):
             before = cluster.received
-            tree, leaves = builder.grow(k)
+            tree, leaves = builder.grow(k, sampler.tree_features(), in_bag)
             received.append(cluster.received - before)
             n_split += tree.n_nodes > 1
-            local._predictors[-1].append(TreeGrower.make_predictor(tree, thresholds))
-            cluster.call("add_leaves", k, {leaf.id: leaf.value for leaf in leaves})
+            predictor = TreeGrower.make_predictor(tree, mapper.bin_thresholds_)
+            local._predictors[-1].append(predictor)
+            values = {leaf.id: leaf.value for leaf in leaves}
+            if in_bag is None:
+                cluster.call("add_leaves", k, values)
+            else:
+                cluster.call("add_leaves", k, values, predictor, mapper.missing_bin_)
         if stop_when_stalled and n_split == 0:
             break
     return np.asarray(received, dtype=np.int64)

@@ -117,9 +117,15 @@ class EraShard:
         )
         return worker_partials(hist, self.cands, self.n_bins_non_missing, self.settings)
 
-    def root(self, k):
-        """Open tree ``k``'s root (node 0); returns its partial sums."""
-        rows = np.arange(self.n_rows())
+    def global_rows(self):
+        """The table's row numbers of the shard's rows, in its order."""
+        return self.rows
+
+    def root(self, k, in_bag=None):
+        """Open tree ``k``'s root (node 0) on the shard's rows, or on those
+        marked in ``in_bag`` (a mask of them, the iteration's row draw);
+        returns its partial sums."""
+        rows = np.arange(self.n_rows()) if in_bag is None else np.flatnonzero(in_bag)
         self.nodes = {0: rows}
         return self._partials(k, rows)
 
@@ -136,9 +142,16 @@ class EraShard:
             out.append(self._partials(k, rows[side]) if wanted else None)
         return out
 
-    def add_leaves(self, k, values):
+    def add_leaves(self, k, values, predictor=None, missing_bin=None):
         """Add the grown tree's leaf values (``{node: value}``) to column
-        ``k`` of the raw predictions; forget the nodes."""
-        for node, value in values.items():
-            self.raw[self.nodes[node], k] += value
+        ``k`` of the raw predictions; forget the nodes.
+
+        When the tree grew on a draw of the rows, every row gets its value
+        from the tree itself (``predictor``), as the single machine does.
+        """
+        if predictor is not None:
+            self.raw[:, k] += predictor.predict_binned(self.X_binned, missing_bin, 1)
+        else:
+            for node, value in values.items():
+                self.raw[self.nodes[node], k] += value
         self.nodes = {}

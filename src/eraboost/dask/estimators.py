@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from .._eras import check_eras
 from ..classifier import HistGradientBoostingClassifier
 from ..gradient_boosting import HistGradientBoostingRegressor
+from ..sampling import TreeSampler
 from ._binning import fit_bin_mapper
 from ._placement import (
     _is_dask_frame,
@@ -36,14 +37,9 @@ __all__ = ["DaskHistGradientBoostingClassifier", "DaskHistGradientBoostingRegres
 
 #: Options the Dask fit does not do yet, and the values that leave them off.
 _OFF = {
-    "irf_penalty": 0.0,
     "era_groups": None,
     "min_agreement": None,
     "pooled_weight": 0.0,
-    "colsample_bytree": 1.0,
-    "subsample": 1.0,
-    "era_subsample": 1.0,
-    "max_features": 1.0,
     "monotonic_cst": None,
     "interaction_cst": None,
     "warm_start": False,
@@ -171,7 +167,10 @@ class _DaskBoosting(BaseEstimator):
         local._loss = local._get_loss(sample_weight=None if sw is None else np.ones(1))
         local._baseline_prediction = self._baseline(local, y, sw)
 
-        workers = sorted(client.scheduler_info()["workers"])
+        # a worker that misses its heartbeats on a busy machine is out of
+        # the list for a while: wait for one rather than place on none
+        client.wait_for_workers(1, timeout=60)
+        workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
         n_used = min(len(workers), inventory.labels.shape[0])
         owner = place_eras(inventory.counts, n_used)
         pieces = shuffle_to_workers(client, X, y, sw, eras, inventory, owner, workers)
@@ -217,9 +216,13 @@ class _DaskBoosting(BaseEstimator):
             "split_type": self.split_type,
             "alpha": alpha,
             "lam": float(self.l2_regularization),
-            # the era-aware machinery (docs/criteria.md): an era criterion or
-            # the per-era minimum; eras of fewer rows than this are not split
-            "era_path": self.split_type != "original" or bool(per_era),
+            # the era-aware machinery (docs/criteria.md): an era criterion,
+            # the per-era minimum or the invariance penalty; eras of fewer
+            # rows than this are not split
+            "era_path": self.split_type != "original"
+            or bool(per_era)
+            or self.irf_penalty > 0,
+            "irf_penalty": float(self.irf_penalty),
             "min_samples_leaf_per_era": per_era,
             "min_rows_per_era_split": 2 * max(1, per_era),
             "constant_hessian": bool(local._loss.constant_hessian),
@@ -227,6 +230,7 @@ class _DaskBoosting(BaseEstimator):
             "max_leaf_nodes": self.max_leaf_nodes,
             "max_depth": self.max_depth,
             "shrinkage": float(self.learning_rate),
+            "max_features": float(self.max_features),
         }
         n_bins = mapper.n_bins_non_missing_
         cluster.call(
@@ -243,14 +247,36 @@ class _DaskBoosting(BaseEstimator):
             Candidates.of(n_bins, has_missing, settings["era_path"]),
             n_bins,
             has_missing,
+            feature_rng=local._feature_subsample_rng,
         )
+        codes = client.compute(
+            [
+                delayed(_block_codes)(b, inventory.labels)
+                for b in eras.to_delayed().ravel()
+            ],
+            sync=True,
+        )
+        # the single machine's per-tree draws, from its stream; a row draw
+        # is handed to each shard as the part of the mask over its rows
+        sampler = TreeSampler(
+            local._tree_sample_rng,
+            len(n_bins),
+            int(sum(c.shape[0] for c in codes)),
+            self.colsample_bytree,
+            self.subsample,
+            self.era_subsample,
+            np.concatenate(codes) if self.era_subsample < 1.0 else None,
+        )
+        shard_rows = cluster.call("global_rows") if sampler.samples_rows else None
         local._predictors = []
         self.reduced_bytes_per_tree_ = boost(
             cluster,
             local,
             builder,
             self.max_iter,
-            stop_when_stalled=self.split_type != "original",
+            self.split_type != "original",
+            sampler,
+            shard_rows,
         )
         local._scorer = None
         local.do_early_stopping_ = False
@@ -259,13 +285,6 @@ class _DaskBoosting(BaseEstimator):
         local.validation_score_ = np.asarray([])
         local.eras_ = inventory.labels
         local.n_eras_ = int(inventory.labels.shape[0])
-        codes = client.compute(
-            [
-                delayed(_block_codes)(b, inventory.labels)
-                for b in eras.to_delayed().ravel()
-            ],
-            sync=True,
-        )
         # the single machine's fit signature: its rows and a digest of the eras
         digest = hashlib.blake2b(digest_size=16)
         for block in codes:
