@@ -29,8 +29,6 @@ def _tasks_run(client, fit):
         dict(monotonic_cst=[1] + [0] * 9),
         dict(interaction_cst=[[0, 1]]),
         dict(era_groups=2),
-        dict(min_agreement=0.5),
-        dict(pooled_weight=0.5, split_type="era"),
         dict(early_stopping=True),
         dict(loss="absolute_error"),
         dict(warm_start=True),

@@ -58,6 +58,10 @@ REGRESSOR_CASES = [
     (dict(split_type="era", irf_penalty=1.0), False),
     (dict(split_type="directional", irf_penalty=1.0), True),
     (dict(split_type="era", boltzmann_alpha=0.05, irf_penalty=0.5), False),
+    (dict(split_type="era", pooled_weight=0.5), True),
+    (dict(split_type="directional", pooled_weight=0.3, irf_penalty=0.5), False),
+    (dict(split_type="original", min_agreement=0.6), True),
+    (dict(split_type="era", min_agreement=0.7), False),
 ]
 
 

@@ -176,8 +176,8 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     settings : dict
         ``split_type``, ``alpha``, ``lam``, ``min_rows_per_era_split``,
         ``constant_hessian``, ``era_path`` (the era-aware machinery: an
-        era criterion or the per-era minimum) and ``min_samples_leaf_per_era``
-        (0: off).
+        era criterion or an era option), ``min_samples_leaf_per_era``,
+        ``irf_penalty`` and ``min_agreement`` (0: off).
 
     Returns
     -------
@@ -206,24 +206,32 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
         fewest = np.minimum(nL, nR).min(axis=0, initial=np.iinfo(np.int32).max)
         out["min_side"] = fewest.astype(np.int32)
     irf = settings["irf_penalty"] > 0
-    if settings["split_type"] == "original" and not irf:
+    agree = settings["min_agreement"] > 0
+    original = settings["split_type"] == "original"
+    if original and not irf and not agree:
         return out
+    out["M"] = np.array([keep.sum()], dtype=np.int32)
     G_e, H_e = hist[0, 0].sum(axis=-1), hist[1, 0].sum(axis=-1)
     GL = cands.left_sums(hist[0], n_bins_non_missing)
     HL = cands.left_sums(hist[1], n_bins_non_missing)
     if irf:
         out.update(_value_variance_parts(GL, HL, nL, G_e, H_e, lam))
-    if settings["split_type"] == "original":
-        return out
-    out["M"] = np.array([keep.sum()], dtype=np.int32)
     GR, HR = G_e[:, None] - GL, H_e[:, None] - HL
-    children = _score(GL, HL, lam) + _score(GR, HR, lam)
     split = (nL > 0) & (nR > 0)
+    if agree or settings["split_type"] == "directional":
+        d = np.where(split, _directions(GL, HL, GR, HR, lam), 0.0)
+    if agree:
+        # the eras going each way: the driver counts those that agree with
+        # the pooled direction, known only from the reduced sums
+        out["d_up"] = (d > 0).sum(axis=0).astype(np.int32)
+        out["d_down"] = (d < 0).sum(axis=0).astype(np.int32)
+    if original:
+        return out
+    children = _score(GL, HL, lam) + _score(GR, HR, lam)
     era_score = _score(G_e, H_e, lam)
     gains = np.where(split, children - era_score[:, None], 0.0)
     out["era_score"] = np.array([era_score.sum()])
     if settings["split_type"] == "directional":
-        d = np.where(split, _directions(GL, HL, GR, HR, lam), 0.0)
         out["dsum"] = d.sum(axis=0).astype(np.int32)
     if alpha == 0:
         # the sum of the per-era gains (an era with an empty side gains 0
@@ -351,6 +359,16 @@ def best_split(reduced, cands, n_bins_non_missing, node, settings, features=None
         k = reduced["cr_count"]
         variance = np.where(k >= 2, reduced["cr_m2"] / np.maximum(k, 1), 0.0)
         penalty = settings["irf_penalty"] * H * variance
+    if "d_up" in reduced:
+        # A(s) of docs/criteria.md: the share of the node's eras whose
+        # direction is the pooled one
+        pooled = _directions(GL, HL, GR, HR, lam)
+        agreeing = np.where(
+            pooled > 0, reduced["d_up"], np.where(pooled < 0, reduced["d_down"], 0)
+        )
+        M = int(reduced["M"][0])
+        share = agreeing / M if M else np.zeros_like(GL)
+        ok &= share >= settings["min_agreement"]
     split_type = settings["split_type"]
     if split_type == "original" and settings["era_path"]:
         # the per-era path's pooled gain, the score difference
@@ -386,6 +404,10 @@ def best_split(reduced, cands, n_bins_non_missing, node, settings, features=None
             S = reduced["extreme"]
         else:
             S = reduced["num"] / reduced["den"]
+        w = settings["pooled_weight"]
+        if w > 0 and M > 0:
+            # the era score blended with the pooled gain per era
+            S = (1 - w) * S + w * (gain / M)
         S = S - penalty
         if split_type == "era":
             ok &= S > 0

@@ -38,8 +38,6 @@ __all__ = ["DaskHistGradientBoostingClassifier", "DaskHistGradientBoostingRegres
 #: Options the Dask fit does not do yet, and the values that leave them off.
 _OFF = {
     "era_groups": None,
-    "min_agreement": None,
-    "pooled_weight": 0.0,
     "monotonic_cst": None,
     "interaction_cst": None,
     "warm_start": False,
@@ -140,6 +138,13 @@ class _DaskBoosting(BaseEstimator):
         local = self._local_class(**self._local_params())
         local._validate_params()
         self._refuse_unsupported()
+        if self.pooled_weight > 0 and self.split_type == "original":
+            raise ValueError(
+                f"pooled_weight={self.pooled_weight!r} blends the pooled gain "
+                "into an era criterion, but split_type='original' scores by "
+                "the pooled gain already: use split_type='era' or "
+                "'directional', or leave pooled_weight=0."
+            )
         if eras is None:
             raise ValueError(
                 "eras is required: the Dask estimators place whole eras on "
@@ -217,11 +222,14 @@ class _DaskBoosting(BaseEstimator):
             "alpha": alpha,
             "lam": float(self.l2_regularization),
             # the era-aware machinery (docs/criteria.md): an era criterion,
-            # the per-era minimum or the invariance penalty; eras of fewer
-            # rows than this are not split
+            # the per-era minimum, the invariance penalty or the agreement
+            # gate; eras of fewer rows than this are not split
             "era_path": self.split_type != "original"
             or bool(per_era)
-            or self.irf_penalty > 0,
+            or self.irf_penalty > 0
+            or bool(self.min_agreement),
+            "min_agreement": float(self.min_agreement or 0.0),
+            "pooled_weight": float(self.pooled_weight),
             "irf_penalty": float(self.irf_penalty),
             "min_samples_leaf_per_era": per_era,
             "min_rows_per_era_split": 2 * max(1, per_era),
