@@ -571,3 +571,76 @@ def test_ab_fits_prices_a_parameter_on_one_build(monkeypatch, tmp_path):
         {},
         {"irf_penalty": 1.0},
     ]
+
+
+DASK_FIT_ARGS = "--rows 3000 --features 5 --eras 8 --trees 5 --workers 2"
+DASK_FIT_ARGS += " --threads-per-worker 1 --repeats 1"
+
+
+def test_dask_fit_prints_time_traffic_and_memory(monkeypatch):
+    """benchmarks/peers/dask_fit.py fits eraboost's three criteria and the
+    LightGBM and XGBoost Dask estimators on a LocalCluster of worker
+    processes, and the single-process fits, and prints each fit's time,
+    loopback traffic and worker memory with the ratios of issue 61."""
+    for module in ("distributed", "lightgbm", "xgboost"):
+        # the peers are in the ``bench`` extra, not ``test``
+        pytest.importorskip(module, reason=f"{module} is not installed")
+    dask_fit = import_benchmark(monkeypatch, "peers/dask_fit")
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        records = dask_fit.main(DASK_FIT_ARGS.split())
+    assert [r.get("error") for r in records if "fit_s" not in r] == []
+    criteria = ("original", "era", "directional")
+    assert sorted(r["label"] for r in records) == sorted(
+        [f"eraboost {c}" for c in criteria]
+        + [f"eraboost {c}, one process" for c in criteria]
+        + ["lightgbm", "xgboost"]
+    )
+    # the rows of X (int8), y (float64) and eras (int32), each on one worker
+    data_mb = 3000 * (5 + 8 + 4) / 2**20
+    for r in records:
+        if r["label"].endswith("one process"):
+            assert r["fit_s"] > 0
+            continue
+        assert 0 < r["trees"] <= 5
+        memory = r["workers_memory"]
+        assert len(memory) == 2
+        assert sum(m["data_mb"] for m in memory) == pytest.approx(data_mb)
+        assert all(m["peak_mb"] > m["data_mb"] > 0 for m in memory)
+        assert r["lo_sent_per_tree"] > 0
+        if r["label"].startswith("eraboost"):
+            # the reductions travel on the loopback the counter reads
+            assert r["lo_sent_per_tree"] >= r["reduced_per_tree"] > 0
+    text = out.getvalue()
+    rows = {
+        line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+        for line in text.splitlines()
+        if line.startswith("| eraboost") or line.startswith("| lightgbm")
+    }
+    # fit time, then vs one process, vs the faster peer and vs lightgbm
+    assert all(rows[f"eraboost {c}"][2:5] for c in criteria)
+    assert rows["eraboost era"][6].endswith("x")  # traffic vs original
+    assert "| 2 x 1: era time / lightgbm <= 1.25 |" in text
+
+
+def test_dask_fit_says_why_eraboost_dask_is_missing(monkeypatch):
+    """Where eraboost.dask does not import, its fits are left out and the
+    table says why in one row; the other fits still run."""
+    dask_fit = import_benchmark(monkeypatch, "peers/dask_fit")
+    monkeypatch.setattr(
+        dask_fit,
+        "unavailable",
+        lambda module: "ImportError: no dask" if module == "eraboost.dask" else None,
+    )
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        records = dask_fit.main([*DASK_FIT_ARGS.split(), "--only", "eraboost,single"])
+    assert {r["label"] for r in records} == {
+        f"eraboost {c}, one process" for c in ("original", "era", "directional")
+    }
+    assert "| eraboost.dask unavailable: ImportError: no dask |" in out.getvalue()
+
+
+def test_dask_fit_chunks_cut_through_eras(monkeypatch):
+    dask_fit = import_benchmark(monkeypatch, "peers/dask_fit")
+    for n, n_eras, n_chunks in [(3000, 8, 8), (1_000_000, 256, 8), (6400, 64, 4)]:
+        rows = dask_fit.chunk_rows(n, n_eras, n_chunks)
+        assert rows * n_chunks >= n / 2 and rows % (n // n_eras) != 0

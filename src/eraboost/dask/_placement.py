@@ -1,0 +1,187 @@
+"""Whole eras to workers: the inputs' checks, the era inventory, the
+placement balanced by rows and the shuffle that moves each era's rows to
+its worker.
+
+The user's chunks may cut through eras and arrive in any order. Each
+chunk's rows are split by the worker that owns their eras, and each worker
+receives, from every chunk, the rows of its eras: the whole table crosses
+the network at most once (the rows already on their worker stay put),
+before the first tree (docs/distributed.md, "Placement").
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._eras import check_eras
+
+
+def _dask_dataframe():
+    """``dask.dataframe`` when it is already imported (a dask DataFrame or
+    Series can only exist then), else None."""
+    import sys
+
+    return sys.modules.get("dask.dataframe")
+
+
+def _is_dask_frame(obj):
+    dd = _dask_dataframe()
+    return dd is not None and isinstance(obj, dd.DataFrame)
+
+
+def _is_dask_series(obj):
+    dd = _dask_dataframe()
+    return dd is not None and isinstance(obj, dd.Series)
+
+
+def as_row_blocks(obj, name, n_features=None):
+    """A dask collection as a dask array with known row chunks.
+
+    A DataFrame's non-numeric columns are refused (one line naming them);
+    its column names are kept for the fitted estimator.
+    """
+    import dask.array as da
+
+    names = None
+    if _is_dask_frame(obj):
+        bad = [
+            c
+            for c, t in obj.dtypes.items()
+            if str(t) == "category" or getattr(t, "kind", "O") not in "biuf"
+        ]
+        if bad:
+            raise ValueError(
+                f"{name} has non-numeric columns {bad}; the Dask estimators "
+                "take numeric features only (encode them as numbers first)."
+            )
+        names = np.asarray(obj.columns, dtype=object)
+        obj = obj.to_dask_array(lengths=True)
+    elif _is_dask_series(obj):
+        obj = obj.to_dask_array(lengths=True)
+    elif not isinstance(obj, da.Array):
+        raise TypeError(
+            f"{name} must be a dask array, DataFrame or Series; got "
+            f"{type(obj).__name__} (use eraboost's single-machine estimators "
+            "for in-memory data)."
+        )
+    if any(np.isnan(c) for c in obj.chunks[0]):
+        obj = obj.compute_chunk_sizes()
+    if obj.ndim == 2 and name == "X":
+        if obj.dtype.kind not in "biuf":
+            raise ValueError(
+                f"X has dtype {obj.dtype}; the Dask estimators take numeric "
+                "features only."
+            )
+        obj = obj.rechunk({1: -1})
+    elif obj.ndim != 1:
+        raise ValueError(f"{name} must be 1-D; got {obj.ndim} dimensions.")
+    return obj, names
+
+
+def check_partitions(X, others):
+    """Every input cut into the same row chunks as X (one line otherwise)."""
+    for name, arr in others.items():
+        if arr is None:
+            continue
+        if arr.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"{name} has {arr.shape[0]} rows but X has {X.shape[0]}; give "
+                "one value per row."
+            )
+        if arr.chunks[0] != X.chunks[0]:
+            raise ValueError(
+                f"{name} is cut into row chunks {arr.chunks[0]}, X into "
+                f"{X.chunks[0]}: the partitions do not match; build them from "
+                "one DataFrame, or rechunk them to X's chunks."
+            )
+
+
+def _block_eras(eras):
+    """The distinct eras of a chunk and their counts (checked labels)."""
+    codes, labels = check_eras(eras, eras.shape[0])
+    return labels, np.bincount(codes, minlength=labels.shape[0])
+
+
+@dataclass
+class Inventory:
+    """The eras of the table: labels in natural order, each chunk's codes
+    and counts."""
+
+    labels: np.ndarray
+    counts: np.ndarray  # rows per era, all chunks
+    block_counts: list  # per chunk: (codes, counts)
+
+
+def era_inventory(client, eras):
+    """Each chunk's eras, gathered (a few numbers per chunk)."""
+    from dask import delayed
+
+    blocks = eras.to_delayed().ravel()
+    found = client.compute([delayed(_block_eras)(b) for b in blocks], sync=True)
+    union = np.concatenate([labels for labels, _ in found])
+    _, labels = check_eras(np.unique(union), np.unique(union).shape[0])
+    code_of = {label: i for i, label in enumerate(labels.tolist())}
+    counts = np.zeros(labels.shape[0], dtype=np.int64)
+    block_counts = []
+    for labels_b, counts_b in found:
+        codes_b = np.array([code_of[v] for v in labels_b.tolist()], dtype=np.int64)
+        counts[codes_b] += counts_b
+        block_counts.append((codes_b, counts_b))
+    return Inventory(labels, counts, block_counts)
+
+
+def place_eras(counts, n_workers):
+    """The worker of each era: the largest eras first, each to the worker
+    with the fewest rows so far (the lowest index on ties)."""
+    owner = np.empty(counts.shape[0], dtype=np.int64)
+    load = np.zeros(n_workers, dtype=np.int64)
+    for e in np.argsort(-counts, kind="stable"):
+        w = int(np.argmin(load))
+        owner[e] = w
+        load[w] += counts[e]
+    return owner
+
+
+def _select(X, y, sw, eras, start, labels, owner, worker):
+    """The rows of a chunk whose eras belong to ``worker``: global row
+    numbers, features, target, weights and era codes."""
+    code_of = {label: i for i, label in enumerate(labels.tolist())}
+    codes_b, local = check_eras(eras, eras.shape[0])
+    codes = np.array([code_of[v] for v in local.tolist()], dtype=np.int64)[codes_b]
+    mine = owner[codes] == worker
+    rows = start + np.flatnonzero(mine)
+    return (
+        rows,
+        np.asarray(X)[mine],
+        np.asarray(y)[mine],
+        None if sw is None else np.asarray(sw, dtype=np.float64)[mine],
+        codes[mine],
+    )
+
+
+def shuffle_to_workers(client, X, y, sw, eras, inventory, owner, workers):
+    """Per worker, futures of its pieces of every chunk that holds its
+    eras (the pieces are computed on the chunk's worker, then fetched by
+    the shard that owns them)."""
+    from dask import delayed
+
+    starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
+    bx = X.to_delayed().ravel()
+    by = y.to_delayed().ravel()
+    be = eras.to_delayed().ravel()
+    bw = [None] * len(bx) if sw is None else list(sw.to_delayed().ravel())
+    labels = inventory.labels
+    tasks, where = [], []
+    for i, (codes_b, _) in enumerate(inventory.block_counts):
+        for w in np.unique(owner[codes_b]):
+            tasks.append(
+                delayed(_select, pure=True)(
+                    bx[i], by[i], bw[i], be[i], int(starts[i]), labels, owner, int(w)
+                )
+            )
+            where.append(int(w))
+    futures = client.compute(tasks)
+    pieces = [[] for _ in workers]
+    for w, fut in zip(where, futures):
+        pieces[w].append(fut)
+    return pieces

@@ -1,0 +1,289 @@
+"""The driver's boosting loop: one tree at a time across the workers.
+
+Best-first growth as the engine's ``TreeGrower`` grows (the same order of
+operations and stopping rules, the open leaves ordered by the criterion's
+score in the same heap), with each node's split chosen from the workers'
+reduced sums (``_split``). The trees are flattened by the engine's own
+``TreeGrower.make_predictor``.
+"""
+
+from heapq import heappop, heappush
+
+import numpy as np
+
+from .._engine.grower import TreeGrower
+from ._split import MIN_HESSIAN_TO_SPLIT, Split, best_split, combine
+
+
+class _Node:
+    """A node during growth, with the fields ``make_predictor`` reads."""
+
+    __slots__ = (
+        "depth",
+        "id",
+        "is_leaf",
+        "left_child",
+        "n_samples",
+        "reduced",
+        "right_child",
+        "split_info",
+        "sum_gradients",
+        "sum_hessians",
+        "value",
+    )
+
+    def __init__(self, node_id, depth, n_samples, G, H, value):
+        self.id = node_id
+        self.depth = depth
+        self.n_samples = n_samples
+        self.sum_gradients = G
+        self.sum_hessians = H
+        self.value = value
+        self.is_leaf = False
+        self.split_info = None
+        self.left_child = self.right_child = None
+        self.reduced = None
+
+    def __lt__(self, other):
+        # the engine's order: the best criterion score pops first
+        return self.split_info.priority > other.split_info.priority
+
+
+class _Tree:
+    """What ``TreeGrower.make_predictor`` reads of a grown tree."""
+
+    def __init__(self, root, n_nodes, n_bins_non_missing):
+        self.root = root
+        self.n_nodes = n_nodes
+        self.n_bins_non_missing = n_bins_non_missing
+
+
+class WorkerLostError(RuntimeError):
+    """A worker holding some of the fit's eras was lost during the fit."""
+
+
+class Cluster:
+    """The workers' shards (actors) and the bytes they sent."""
+
+    def __init__(self, shards):
+        self.shards = shards
+        self.received = 0
+
+    def call(self, method, *args):
+        """``method`` on every shard at once; their results in order.
+
+        A shard's worker lost (its actor unreachable) ends the fit with one
+        line: the other workers and the client's data are left as they
+        are, and the fit's actors are released by the caller.
+        """
+        return self.call_each(method, [args] * len(self.shards))
+
+    def call_each(self, method, args):
+        """``method`` on every shard at once, each with its own arguments."""
+        try:
+            futures = [getattr(s, method)(*a) for s, a in zip(self.shards, args)]
+            return [f.result() for f in futures]
+        except (OSError, RuntimeError) as exc:
+            # distributed says so with an OSError (the actor's worker cannot
+            # be reached) or a RuntimeError ("Worker holding Actor was lost")
+            if not isinstance(exc, OSError) and "was lost" not in str(exc):
+                raise
+            raise WorkerLostError(
+                f"a worker holding eras of this fit was lost ({exc}); the fit "
+                "stopped. The client, its data and the other workers are "
+                "unaffected: fit again."
+            ) from None
+
+    def reduce(self, parts, alpha):
+        self.received += sum(a.nbytes for p in parts for a in p.values())
+        return combine(parts, alpha)
+
+
+class TreeBuilder:
+    """Grows tree ``k`` of an iteration across the cluster.
+
+    Parameters
+    ----------
+    cluster : Cluster
+    settings : dict
+        ``_split`` settings plus ``max_leaf_nodes``, ``max_depth``,
+        ``min_samples_leaf`` and ``shrinkage``.
+    cands : Candidates
+    n_bins_non_missing, has_missing : ndarray
+    """
+
+    def __init__(
+        self,
+        cluster,
+        settings,
+        cands,
+        n_bins_non_missing,
+        has_missing,
+        feature_rng=None,
+    ):
+        self.cluster = cluster
+        self.feature_rng = feature_rng
+        self.settings = settings
+        self.cands = cands
+        self.n_bins_non_missing = n_bins_non_missing
+        self.has_missing = has_missing
+
+    def _sampled(self, node):
+        """The features a node may split on: the tree's, then, with
+        ``max_features``, a draw of them for the node (the grower's
+        ``_sampled_mask``, from the same stream in the same order)."""
+        allowed = self.tree_features
+        fraction = self.settings["max_features"]
+        if fraction >= 1.0:
+            return allowed
+        n_allowed = allowed.shape[0]
+        mask = np.full(n_allowed, False)
+        mask[: max(1, int(np.ceil(fraction * n_allowed)))] = True
+        self.feature_rng.shuffle(mask)
+        return allowed[mask]
+
+    def _find(self, node):
+        features = np.zeros(self.n_bins_non_missing.shape[0], dtype=bool)
+        features[self._sampled(node)] = True
+        node.split_info = best_split(
+            node.reduced,
+            self.cands,
+            self.n_bins_non_missing,
+            (node.n_samples, node.sum_gradients, node.sum_hessians),
+            self.settings,
+            features,
+        )
+        node.reduced = None
+        if not node.split_info.found:
+            self._leaf(node)
+        else:
+            heappush(self.open, node)
+
+    def _leaf(self, node):
+        node.is_leaf = True
+        self.leaves.append(node)
+
+    def grow(self, k, tree_features=None, in_bag=None):
+        """Grow the tree on the features ``tree_features`` (None: all) and
+        the rows of ``in_bag`` (one mask per shard, or None: all); returns
+        ``(tree, leaves)``."""
+        s = self.settings
+        self.open, self.leaves, self.n_nodes = [], [], 1
+        n_features = self.n_bins_non_missing.shape[0]
+        self.tree_features = (
+            np.arange(n_features) if tree_features is None else tree_features
+        )
+        if in_bag is None:
+            parts = self.cluster.call("root", k)
+        else:
+            parts = self.cluster.call_each("root", [(k, m) for m in in_bag])
+        reduced = self.cluster.reduce(parts, s["alpha"])
+        # the root's sums: feature 0's cells
+        first = self.cands.cells[0].sum()
+        n = int(reduced["pooled_n"][:first].sum())
+        G = float(reduced["pooled_g"][:first].sum())
+        H = float(n if "pooled_h" not in reduced else reduced["pooled_h"][:first].sum())
+        root = _Node(0, 0, n, G, H, 0)
+        root.reduced = reduced
+        msl = s["min_samples_leaf"]
+        if n < 2 * msl or H < MIN_HESSIAN_TO_SPLIT:
+            self._leaf(root)
+        else:
+            self._find(root)
+        while self.open:
+            self._split_next(k)
+        for leaf in self.leaves:
+            leaf.value *= s["shrinkage"]
+        return _Tree(root, self.n_nodes, self.n_bins_non_missing), self.leaves
+
+    def _split_next(self, k):
+        s = self.settings
+        node = heappop(self.open)
+        info = node.split_info
+        depth = node.depth + 1
+        n_leaf_nodes = len(self.leaves) + len(self.open) + 2
+        left = _Node(
+            self.n_nodes,
+            depth,
+            info.n_samples_left,
+            info.sum_gradient_left,
+            info.sum_hessian_left,
+            info.value_left,
+        )
+        right = _Node(
+            self.n_nodes + 1,
+            depth,
+            info.n_samples_right,
+            info.sum_gradient_right,
+            info.sum_hessian_right,
+            info.value_right,
+        )
+        self.n_nodes += 2
+        node.left_child, node.right_child = left, right
+        if not self.has_missing[info.feature_idx]:
+            info.missing_go_to_left = left.n_samples > right.n_samples
+        last = s["max_leaf_nodes"] is not None and n_leaf_nodes == s["max_leaf_nodes"]
+        deepest = s["max_depth"] is not None and depth == s["max_depth"]
+        scan = [False, False]
+        if not (last or deepest):
+            msl = s["min_samples_leaf"]
+            scan = [left.n_samples >= 2 * msl, right.n_samples >= 2 * msl]
+        parts = self.cluster.call(
+            "split",
+            k,
+            node.id,
+            info.feature_idx,
+            info.bin_idx,
+            info.missing_go_to_left,
+            (left.id, right.id),
+            scan,
+        )
+        for j, child in enumerate((left, right)):
+            if scan[j]:
+                child.reduced = self.cluster.reduce([p[j] for p in parts], s["alpha"])
+            else:
+                self._leaf(child)
+        if last:
+            while self.open:
+                self._leaf(self.open.pop())
+            return
+        for child in (left, right):
+            if scan[(left, right).index(child)]:
+                self._find(child)
+
+
+def boost(cluster, local, builder, max_iter, stop_when_stalled, sampler, shard_rows):
+    """The boosting rounds; fills ``local._predictors``.
+
+    ``sampler`` is the single machine's ``TreeSampler`` (its stream, drawn
+    here in its order); ``shard_rows`` each shard's row numbers in the
+    table, to hand each shard its part of a row draw (None when no rows
+    are drawn). Returns the bytes the driver received for each tree.
+    """
+    K = local.n_trees_per_iteration_
+    mapper = local._bin_mapper
+    received = []
+    for _ in range(max_iter):
+        cluster.call("update_gradients")
+        mask = sampler.iteration_rows()
+        in_bag = None if mask is None else [mask[rows] for rows in shard_rows]
+        local._predictors.append([])
+        n_split = 0
+        for k in range(K):
+            before = cluster.received
+            tree, leaves = builder.grow(k, sampler.tree_features(), in_bag)
+            received.append(cluster.received - before)
+            n_split += tree.n_nodes > 1
+            predictor = TreeGrower.make_predictor(tree, mapper.bin_thresholds_)
+            local._predictors[-1].append(predictor)
+            values = {leaf.id: leaf.value for leaf in leaves}
+            if in_bag is None:
+                cluster.call("add_leaves", k, values)
+            else:
+                cluster.call("add_leaves", k, values, predictor, mapper.missing_bin_)
+        if stop_when_stalled and n_split == 0:
+            break
+    return np.asarray(received, dtype=np.int64)
+
+
+__all__ = ["Cluster", "Split", "TreeBuilder", "WorkerLostError", "boost"]

@@ -1,0 +1,434 @@
+"""The Dask estimators: one model fitted across a Dask cluster.
+
+``DaskHistGradientBoostingRegressor`` and
+``DaskHistGradientBoostingClassifier`` take the parameters of
+:class:`eraboost.HistGradientBoostingRegressor` and
+:class:`eraboost.HistGradientBoostingClassifier`, plus ``client``. ``fit``
+places whole eras on each worker (``_placement``), bins them with the
+single machine's thresholds (``_binning``) and grows each tree from the
+workers' reduced sums (``_train``); the fitted single-machine estimator is
+kept and given by :meth:`to_local`.
+"""
+
+import hashlib
+import inspect
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+
+from .._eras import check_eras
+from ..classifier import HistGradientBoostingClassifier
+from ..gradient_boosting import HistGradientBoostingRegressor
+from ..sampling import TreeSampler
+from ._binning import fit_bin_mapper
+from ._placement import (
+    _is_dask_frame,
+    as_row_blocks,
+    check_partitions,
+    era_inventory,
+    place_eras,
+    shuffle_to_workers,
+)
+from ._split import Candidates
+from ._train import Cluster, TreeBuilder, boost
+from ._worker import EraShard
+
+__all__ = ["DaskHistGradientBoostingClassifier", "DaskHistGradientBoostingRegressor"]
+
+#: Options the Dask fit does not do yet, and the values that leave them off.
+_OFF = {
+    "era_groups": None,
+    "monotonic_cst": None,
+    "interaction_cst": None,
+    "warm_start": False,
+    "keep_best_iteration": False,
+    "class_weight": None,
+}
+
+
+def _signature(local_cls):
+    """The single-machine estimator's parameters, keyword-only, plus
+    ``client``."""
+    params = [
+        p.replace(kind=p.KEYWORD_ONLY)
+        for name, p in inspect.signature(local_cls.__init__).parameters.items()
+        if name != "self"
+    ]
+    client = inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, default=None)
+    self_ = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return inspect.Signature([self_, *params, client])
+
+
+def _block_codes(eras, labels):
+    code_of = {label: i for i, label in enumerate(labels.tolist())}
+    codes, local = check_eras(eras, eras.shape[0])
+    return np.array([code_of[v] for v in local.tolist()], dtype=np.int32)[codes]
+
+
+class _DaskBoosting(BaseEstimator):
+    """The fit shared by the two Dask estimators."""
+
+    _local_class = None
+
+    def __init__(self, **params):
+        names = list(inspect.signature(type(self).__init__).parameters)[1:]
+        unknown = set(params) - set(names)
+        if unknown:
+            raise TypeError(f"unexpected parameters {sorted(unknown)}")
+        sig = inspect.signature(type(self).__init__).parameters
+        for name in names:
+            setattr(self, name, params.get(name, sig[name].default))
+
+    # -- checks before any work --------------------------------------------
+    def _local_params(self):
+        return {k: v for k, v in self.get_params().items() if k != "client"}
+
+    def _refuse_unsupported(self, n_samples=None):
+        local_name = f"eraboost.{self._local_class.__name__}"
+        params = self._local_params()
+        for name, off in _OFF.items():
+            if name in params and params[name] != off:
+                raise ValueError(
+                    f"{name}={params[name]!r} is not supported by the Dask "
+                    f"estimators yet; fit {local_name} on one machine."
+                )
+        if self.loss not in ("squared_error", "log_loss"):
+            raise ValueError(
+                f"loss={self.loss!r} is not supported by the Dask estimators "
+                f"yet; fit {local_name} on one machine."
+            )
+        if self.categorical_features not in ("from_dtype", None):
+            raise ValueError(
+                "categorical_features is not supported by the Dask estimators "
+                f"yet; fit {local_name} on one machine."
+            )
+        early = self.early_stopping is True or (
+            self.early_stopping == "auto"
+            and n_samples is not None
+            and n_samples > 10_000
+        )
+        if early:
+            raise ValueError(
+                f"early_stopping={self.early_stopping!r} (on for more than "
+                "10,000 rows) is not supported by the Dask estimators yet; "
+                "pass early_stopping=False, or fit "
+                f"{local_name} on one machine."
+            )
+
+    # -- fit ---------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None, *, eras=None):
+        """Fit one model across the cluster.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+            Numeric features; NaN marks missing values.
+        y : dask array or dask Series of shape (n_samples,)
+        sample_weight : dask array or dask Series, default=None
+        eras : dask array or dask Series of shape (n_samples,)
+            The era of each row (required: whole eras are placed on the
+            workers). Every input is cut into the same row chunks as X.
+
+        Returns
+        -------
+        self : object
+        """
+        from distributed import default_client
+
+        local = self._local_class(**self._local_params())
+        local._validate_params()
+        self._refuse_unsupported()
+        if self.pooled_weight > 0 and self.split_type == "original":
+            raise ValueError(
+                f"pooled_weight={self.pooled_weight!r} blends the pooled gain "
+                "into an era criterion, but split_type='original' scores by "
+                "the pooled gain already: use split_type='era' or "
+                "'directional', or leave pooled_weight=0."
+            )
+        if eras is None:
+            raise ValueError(
+                "eras is required: the Dask estimators place whole eras on "
+                "each worker; pass fit(X, y, eras=...)."
+            )
+        client = self.client if self.client is not None else default_client()
+        X, names = as_row_blocks(X, "X")
+        y, _ = as_row_blocks(y, "y")
+        eras, _ = as_row_blocks(eras, "eras")
+        sw = None
+        if sample_weight is not None:
+            sw, _ = as_row_blocks(sample_weight, "sample_weight")
+        check_partitions(X, {"y": y, "eras": eras, "sample_weight": sw})
+        n_samples = int(X.shape[0])
+        self._refuse_unsupported(n_samples)
+        inventory = era_inventory(client, eras)
+        if inventory.labels.shape[0] < 2:
+            raise ValueError(
+                "eras holds a single era; the Dask estimators place whole "
+                "eras on the workers and need at least two."
+            )
+        self._encode_target(local, y)
+        local._init_random_streams()
+        local._bin_mapper = fit_bin_mapper(local, X, sw, names)
+        local._loss = local._get_loss(sample_weight=None if sw is None else np.ones(1))
+        local._baseline_prediction = self._baseline(local, y, sw)
+
+        # a worker that misses its heartbeats on a busy machine is out of
+        # the list for a while: wait for one rather than place on none
+        client.wait_for_workers(1, timeout=60)
+        workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+        n_used = min(len(workers), inventory.labels.shape[0])
+        owner = place_eras(inventory.counts, n_used)
+        pieces = shuffle_to_workers(client, X, y, sw, eras, inventory, owner, workers)
+        futures = [
+            client.submit(
+                EraShard,
+                pieces[w],
+                self._target_encoding(local),
+                actor=True,
+                workers=[workers[w]],
+                allow_other_workers=False,
+            )
+            for w in range(n_used)
+        ]
+        shards = [f.result() for f in futures]
+        del pieces
+        try:
+            self._train(local, Cluster(shards), inventory, client, eras)
+        finally:
+            del shards, futures
+        self._local = local
+        for name in (
+            "n_features_in_",
+            "feature_names_in_",
+            "classes_",
+            "eras_",
+            "n_eras_",
+            "n_trees_per_iteration_",
+        ):
+            if hasattr(local, name):
+                setattr(self, name, getattr(local, name))
+        self.n_iter_ = local.n_iter_
+        return self
+
+    def _train(self, local, cluster, inventory, client, eras):
+        from dask import delayed
+
+        mapper = local._bin_mapper
+        has_missing = np.any(cluster.call("bin", mapper), axis=0)
+        alpha = float(self.boltzmann_alpha)
+        per_era = int(self.min_samples_leaf_per_era or 0)
+        settings = {
+            "split_type": self.split_type,
+            "alpha": alpha,
+            "lam": float(self.l2_regularization),
+            # the era-aware machinery (docs/criteria.md): an era criterion,
+            # the per-era minimum, the invariance penalty or the agreement
+            # gate; eras of fewer rows than this are not split
+            "era_path": self.split_type != "original"
+            or bool(per_era)
+            or self.irf_penalty > 0
+            or bool(self.min_agreement),
+            "min_agreement": float(self.min_agreement or 0.0),
+            "pooled_weight": float(self.pooled_weight),
+            "irf_penalty": float(self.irf_penalty),
+            "min_samples_leaf_per_era": per_era,
+            "min_rows_per_era_split": 2 * max(1, per_era),
+            "constant_hessian": bool(local._loss.constant_hessian),
+            "min_samples_leaf": int(self.min_samples_leaf),
+            "max_leaf_nodes": self.max_leaf_nodes,
+            "max_depth": self.max_depth,
+            "shrinkage": float(self.learning_rate),
+            "max_features": float(self.max_features),
+        }
+        n_bins = mapper.n_bins_non_missing_
+        cluster.call(
+            "start",
+            local._loss,
+            local._baseline_prediction,
+            n_bins,
+            has_missing,
+            settings,
+        )
+        builder = TreeBuilder(
+            cluster,
+            settings,
+            Candidates.of(n_bins, has_missing, settings["era_path"]),
+            n_bins,
+            has_missing,
+            feature_rng=local._feature_subsample_rng,
+        )
+        codes = client.compute(
+            [
+                delayed(_block_codes)(b, inventory.labels)
+                for b in eras.to_delayed().ravel()
+            ],
+            sync=True,
+        )
+        # the single machine's per-tree draws, from its stream; a row draw
+        # is handed to each shard as the part of the mask over its rows
+        sampler = TreeSampler(
+            local._tree_sample_rng,
+            len(n_bins),
+            int(sum(c.shape[0] for c in codes)),
+            self.colsample_bytree,
+            self.subsample,
+            self.era_subsample,
+            np.concatenate(codes) if self.era_subsample < 1.0 else None,
+        )
+        shard_rows = cluster.call("global_rows") if sampler.samples_rows else None
+        local._predictors = []
+        self.reduced_bytes_per_tree_ = boost(
+            cluster,
+            local,
+            builder,
+            self.max_iter,
+            self.split_type != "original",
+            sampler,
+            shard_rows,
+        )
+        local._scorer = None
+        local.do_early_stopping_ = False
+        local._use_validation_data = False
+        local.train_score_ = np.asarray([])
+        local.validation_score_ = np.asarray([])
+        local.eras_ = inventory.labels
+        local.n_eras_ = int(inventory.labels.shape[0])
+        # the single machine's fit signature: its rows and a digest of the eras
+        digest = hashlib.blake2b(digest_size=16)
+        for block in codes:
+            digest.update(np.ascontiguousarray(block).tobytes())
+        digest.update(repr(np.asarray(inventory.labels).tolist()).encode())
+        local._fit_signature = (int(sum(c.shape[0] for c in codes)), digest.hexdigest())
+
+    # -- fitted model --------------------------------------------------------
+    def to_local(self):
+        """The fitted single-machine estimator (which
+        :func:`eraboost.save_model` saves)."""
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "_local")
+        return self._local
+
+    def _map_blocks(self, X, method, n_columns=None):
+        import dask.array as da
+
+        local = self.to_local()
+        if _is_dask_frame(X):
+            return X.map_partitions(
+                lambda part: _as_series(getattr(local, method)(part), part, n_columns),
+                meta=_meta(X, n_columns),
+            )
+        if not isinstance(X, da.Array):
+            raise TypeError("X must be a dask array or DataFrame")
+        X = X.rechunk({1: -1})
+        if n_columns is None:
+            return X.map_blocks(
+                lambda b: getattr(local, method)(b), drop_axis=1, dtype=np.float64
+            )
+        return X.map_blocks(
+            lambda b: getattr(local, method)(b),
+            chunks=(X.chunks[0], (n_columns,)),
+            dtype=np.float64,
+        )
+
+    def predict(self, X):
+        """Predictions of a dask array or DataFrame, as a dask collection
+        (an array, or a Series for a DataFrame)."""
+        return self._map_blocks(X, "predict")
+
+
+def _as_series(values, part, n_columns):
+    import pandas as pd
+
+    if n_columns is None:
+        return pd.Series(values, index=part.index)
+    return pd.DataFrame(values, index=part.index)
+
+
+def _meta(X, n_columns):
+    import pandas as pd
+
+    if n_columns is None:
+        return pd.Series(dtype=np.float64)
+    return pd.DataFrame({i: pd.Series(dtype=np.float64) for i in range(n_columns)})
+
+
+class DaskHistGradientBoostingRegressor(RegressorMixin, _DaskBoosting):
+    """:class:`eraboost.HistGradientBoostingRegressor` fitted across a Dask
+    cluster, whole eras on each worker (docs/distributed.md).
+
+    Takes the single-machine estimator's parameters, plus ``client`` (a
+    ``distributed.Client``; None: the default client).
+    """
+
+    _local_class = HistGradientBoostingRegressor
+
+    def _encode_target(self, local, y):
+        local.n_trees_per_iteration_ = 1
+
+    def _target_encoding(self, local):
+        return None
+
+    def _baseline(self, local, y, sw):
+        import dask
+
+        if sw is None:
+            total, count = dask.compute(y.astype(np.float64).sum(), y.shape[0])
+            mean = float(total) / count
+        else:
+            swy, sws = dask.compute((sw * y).sum(), sw.sum())
+            mean = float(swy) / float(sws)
+        return local._loss.fit_intercept_only(y_true=np.array([mean])).reshape((1, -1))
+
+
+class DaskHistGradientBoostingClassifier(ClassifierMixin, _DaskBoosting):
+    """:class:`eraboost.HistGradientBoostingClassifier` fitted across a
+    Dask cluster, whole eras on each worker (docs/distributed.md).
+
+    Takes the single-machine estimator's parameters, plus ``client`` (a
+    ``distributed.Client``; None: the default client).
+    """
+
+    _local_class = HistGradientBoostingClassifier
+
+    def _encode_target(self, local, y):
+        import dask.array as da
+
+        classes = da.unique(y).compute()
+        local._encode_y(classes)
+        if classes.shape[0] < 2:
+            raise ValueError("y holds a single class; a classifier needs at least two.")
+
+    def _target_encoding(self, local):
+        return local.classes_
+
+    def _baseline(self, local, y, sw):
+        import dask
+
+        classes = local.classes_
+        codes = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.int64)
+        weights = np.ones(1) if sw is None else sw
+        totals = dask.compute(
+            [((codes == c) * weights).sum() for c in range(classes.shape[0])]
+        )[0]
+        return local._loss.fit_intercept_only(
+            y_true=np.arange(classes.shape[0], dtype=np.float64),
+            sample_weight=np.asarray(totals, dtype=np.float64),
+        ).reshape((1, -1))
+
+    def predict_proba(self, X):
+        """Class probabilities of a dask array or DataFrame, as a dask
+        collection."""
+        return self._map_blocks(X, "predict_proba", n_columns=len(self.classes_))
+
+
+def _make_init(local_cls):
+    def __init__(self, **params):
+        _DaskBoosting.__init__(self, **params)
+
+    __init__.__signature__ = _signature(local_cls)
+    return __init__
+
+
+DaskHistGradientBoostingRegressor.__init__ = _make_init(HistGradientBoostingRegressor)
+DaskHistGradientBoostingClassifier.__init__ = _make_init(HistGradientBoostingClassifier)

@@ -1,0 +1,1 @@
+"""Tests of ``eraboost.dask``: one model across a Dask cluster."""

@@ -1,0 +1,134 @@
+"""The Dask estimators' API and their checks: unsupported options and bad
+inputs are refused with one line before any task runs."""
+
+import numpy as np
+import pytest
+
+from eraboost import HistGradientBoostingRegressor, load_model, save_model
+from eraboost.dask import (
+    DaskHistGradientBoostingClassifier,
+    DaskHistGradientBoostingRegressor,
+)
+
+from .conftest import chunked, era_data
+
+
+def _tasks_run(client, fit):
+    """Run ``fit`` (expected to raise); return the number of tasks the
+    cluster ran meanwhile."""
+    from distributed import get_task_stream
+
+    with get_task_stream(client) as stream, pytest.raises(ValueError) as info:
+        fit()
+    return len(stream.data), str(info.value)
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        dict(monotonic_cst=[1] + [0] * 9),
+        dict(interaction_cst=[[0, 1]]),
+        dict(era_groups=2),
+        dict(early_stopping=True),
+        dict(loss="absolute_error"),
+        dict(warm_start=True),
+    ],
+    ids=str,
+)
+def test_unsupported_options_refused_before_work(client2, option):
+    X, y, eras, _ = era_data(n=500)
+    dX, dy, de = chunked(X, y, eras, rows=200)
+    est = DaskHistGradientBoostingRegressor(client=client2, max_iter=2, **option)
+    n_tasks, message = _tasks_run(client2, lambda: est.fit(dX, dy, eras=de))
+    assert n_tasks == 0
+    name = next(iter(option))
+    assert f"{name}=" in message
+    assert "not supported by the Dask estimators yet" in message
+    assert "\n" not in message
+
+
+def test_early_stopping_auto_refused_above_10000_rows(client2):
+    X, y, eras, _ = era_data(n=10_001, p=2)
+    dX, dy, de = chunked(X, y, eras, rows=4000)
+    est = DaskHistGradientBoostingRegressor(client=client2, max_iter=2)
+    n_tasks, message = _tasks_run(client2, lambda: est.fit(dX, dy, eras=de))
+    assert n_tasks == 0
+    assert "early_stopping='auto'" in message
+
+
+def test_bad_inputs(client2):
+    import dask.array as da
+
+    X, y, eras, _ = era_data(n=600)
+    dX, dy, de = chunked(X, y, eras, rows=200)
+    est = DaskHistGradientBoostingRegressor(client=client2, max_iter=2)
+    with pytest.raises(ValueError, match="eras is required"):
+        est.fit(dX, dy)
+    bad_eras = eras.astype(float)
+    bad_eras[5] = np.nan
+    with pytest.raises(ValueError, match="contains NaN"):
+        est.fit(dX, dy, eras=chunked(bad_eras, rows=200)[0])
+    with pytest.raises(ValueError, match="partitions do not match"):
+        est.fit(dX, da.from_array(y, chunks=300), eras=de)
+    with pytest.raises(ValueError, match="has 599 rows but X has 600"):
+        est.fit(dX, dy[:599], eras=de)
+    with pytest.raises(ValueError, match="single era"):
+        est.fit(dX, dy, eras=chunked(np.zeros(600, dtype=int), rows=200)[0])
+    with pytest.raises(TypeError, match="dask array, DataFrame or Series"):
+        est.fit(X, y, eras=eras)
+
+
+def test_non_numeric_frame_refused(client2):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": np.arange(100.0), "b": ["x"] * 100})
+    ddf = dd.from_pandas(frame, npartitions=2)
+    y = dd.from_pandas(pd.Series(np.arange(100.0)), npartitions=2)
+    eras = dd.from_pandas(pd.Series(np.arange(100) % 5), npartitions=2)
+    est = DaskHistGradientBoostingRegressor(client=client2, max_iter=2)
+    with pytest.raises(ValueError, match=r"non-numeric columns \['b'\]"):
+        est.fit(ddf, y, eras=eras)
+
+
+def test_dataframe_fit_predict_and_model_file(client2, tmp_path):
+    """A dask DataFrame fits the model of its rows (feature names kept);
+    predict gives a dask Series; to_local is the single-machine estimator,
+    saved and loaded by the model files."""
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, eras, w = era_data(n=1200, p=4)
+    names = [f"f{i}" for i in range(4)]
+    frame = pd.DataFrame(X, columns=names)
+    ddf = dd.from_pandas(frame, npartitions=3)
+    dy = dd.from_pandas(pd.Series(y), npartitions=3)
+    de = dd.from_pandas(pd.Series(eras), npartitions=3)
+    dw = dd.from_pandas(pd.Series(w), npartitions=3)
+    params = dict(max_iter=3, random_state=0, early_stopping=False, split_type="era")
+    est = DaskHistGradientBoostingRegressor(client=client2, **params)
+    est.fit(ddf, dy, dw, eras=de)
+    ref = HistGradientBoostingRegressor(**params).fit(frame, y, w, eras=eras)
+    np.testing.assert_array_equal(est.feature_names_in_, names)
+    pred = est.predict(ddf)
+    assert isinstance(pred, dd.Series)
+    np.testing.assert_allclose(pred.compute().to_numpy(), ref.predict(frame), atol=1e-9)
+    local = est.to_local()
+    assert type(local) is HistGradientBoostingRegressor
+    np.testing.assert_array_equal(local.eras_, ref.eras_)
+    assert local._fit_signature == ref._fit_signature
+    path = tmp_path / "model.json"
+    save_model(local, path)
+    np.testing.assert_allclose(load_model(path).predict(frame), ref.predict(frame))
+
+
+def test_params_and_clone():
+    from sklearn.base import clone
+
+    est = DaskHistGradientBoostingClassifier(split_type="directional", max_iter=7)
+    params = est.get_params()
+    assert params["client"] is None
+    assert params["split_type"] == "directional"
+    local = set(HistGradientBoostingRegressor().get_params())
+    assert local <= set(DaskHistGradientBoostingRegressor().get_params())
+    assert clone(est).get_params() == params
+    with pytest.raises(TypeError):
+        DaskHistGradientBoostingRegressor(no_such_option=1)
