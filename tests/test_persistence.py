@@ -87,7 +87,10 @@ def _fitted():
         (
             "forest-regressor",
             InvariantForestRegressor(
-                n_estimators=5, irf_penalty=1.0, random_state=0
+                n_estimators=5,
+                irf_penalty=1.0,
+                irf_variance="difference",
+                random_state=0,
             ).fit(X, Y_REG, eras=ERAS),
             X_NEW,
         ),
