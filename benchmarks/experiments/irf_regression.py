@@ -3,10 +3,11 @@
 The paper reports the test MSE of its Invariant Random Forest at lambda = 10
 as 0.68-0.80 of the random forest's for d = 2 to 20. This script rebuilds the
 generator and the training set-up from the paper's text, runs the engine's
-forest (``InvariantForestRegressor``, the penalty as written), a NumPy forest
-with the same penalty, and the NumPy forest with a changed penalty (alone,
-and with a rule that keeps every era on both sides of a split), and prints
-the ratios beside Table 2. A minimal case shows why the penalty as written
+forest (``InvariantForestRegressor``, the penalty as written and with
+``irf_variance="difference"``), a NumPy forest with the penalty as written,
+and the NumPy forest with the changed penalty (alone, and with a rule that
+keeps every era on both sides of a split), and prints the ratios beside
+Table 2. A minimal case shows why the penalty as written
 cannot remove the spurious feature.
 
 The set-up, each choice with the sentence of the paper it rests on:
@@ -52,7 +53,8 @@ The set-up, each choice with the sentence of the paper it rests on:
   over the seeds; "agrees" means the paper's value is within two combined
   standard errors (ours over the seeds, the paper's sd over its 5 trials).
 
-The change (NumPy only, not in the engine), in two parts. (1) The penalty
+The change, in two parts (both together are the engine's
+``irf_variance="difference"``, docs/criteria.md). (1) The penalty
 on the difference of the children's means, ``P = Var_e (mean_Le -
 mean_Re)`` over the eras with rows on both sides. Since ``CR_e = (n_Re /
 n_e) (mean_Le - mean_Re)``, the penalty as written mixes how many of an
@@ -72,6 +74,8 @@ Usage::
     python benchmarks/experiments/irf_regression.py --seeds 5
     python benchmarks/experiments/irf_regression.py --calibrate
     python benchmarks/experiments/irf_regression.py --quick
+    python benchmarks/experiments/irf_regression.py --seeds 5 \
+        --models "engine, as written;engine, difference"
 """
 
 import argparse
