@@ -354,3 +354,20 @@ def test_irf_variance_refused_with_one_line():
             X, y > 0, eras=eras
         )
     assert "\n" not in str(info.value)
+
+
+def test_forest_regressor_takes_irf_variance():
+    """InvariantForestRegressor passes ``irf_variance`` to the engine: the
+    form changes the forest with a penalty, and none without."""
+    from eraboost import InvariantForestRegressor
+
+    X, y, eras = make_era_data(0, 5)
+
+    def fit(**kw):
+        forest = InvariantForestRegressor(n_estimators=3, random_state=0, **kw)
+        return forest.fit(X, y, eras=eras).predict(X)
+
+    np.testing.assert_array_equal(fit(), fit(irf_variance="difference"))
+    change = fit(irf_penalty=1.0)
+    assert not np.array_equal(change, fit(irf_penalty=1.0, irf_variance="difference"))
+    np.testing.assert_array_equal(change, fit(irf_penalty=1.0, irf_variance="change"))
