@@ -104,6 +104,10 @@ CHOICES = {
         ["original", "directional, irf 1"],
         "average",
     ),
+    "average of original and directional irf 1 difference": (
+        ["original", "directional, irf 1 difference"],
+        "average",
+    ),
 }
 
 MECHANISMS = ["clean", "reversed slope", "era leak", "colored child"]
