@@ -371,3 +371,17 @@ def test_forest_regressor_takes_irf_variance():
     change = fit(irf_penalty=1.0)
     assert not np.array_equal(change, fit(irf_penalty=1.0, irf_variance="difference"))
     np.testing.assert_array_equal(change, fit(irf_penalty=1.0, irf_variance="change"))
+
+
+def test_classifier_takes_irf_variance():
+    from eraboost import HistGradientBoostingClassifier
+
+    X, y, eras = make_era_data(0, 5)
+    kw = dict(max_iter=5, irf_penalty=0.05, min_samples_leaf=3, early_stopping=False)
+
+    def proba(**extra):
+        est = HistGradientBoostingClassifier(random_state=0, **kw, **extra)
+        return est.fit(X, y > np.median(y), eras=eras).predict_proba(X)
+
+    np.testing.assert_array_equal(proba(), proba(irf_variance="change"))
+    assert not np.array_equal(proba(), proba(irf_variance="difference"))
