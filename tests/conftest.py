@@ -61,7 +61,10 @@ def fitted_models():
         ),
         "forest-regressor": (
             InvariantForestRegressor(
-                n_estimators=5, irf_penalty=1.0, random_state=0
+                n_estimators=5,
+                irf_penalty=1.0,
+                irf_variance="difference",
+                random_state=0,
             ).fit(X, y_reg, eras=eras),
             X_new,
         ),

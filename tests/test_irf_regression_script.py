@@ -143,6 +143,7 @@ def test_quick_run_prints_every_model(irf):
         "NumPy, difference",
         "NumPy, difference, both sides",
         "engine, as written",
+        "engine, difference",
     }
     table = text[text.index("Test MSE") :].splitlines()
     rows = [line.split("|")[2].strip() for line in table if line.startswith(f"| {d} |")]
@@ -153,3 +154,13 @@ def test_quick_run_prints_every_model(irf):
         # the summed split frequency is the mean depth of a training row's
         # leaf: at least one, at most the depth limit
         assert all(1 <= st + en <= 20 for st, en in imps)
+
+
+def test_models_option_runs_only_those(irf):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        _, results = irf.main(["--quick", "--models", "engine, difference"])
+    (d,) = results
+    assert list(results[d]) == ["engine, lambda 0", "engine, difference"]
+    with pytest.raises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+        irf.main(["--quick", "--models", "engine, nothing"])

@@ -11,6 +11,10 @@ TRT (Moneda, section 5.3.3): holdout AUC of one deep tree and of a booster,
 plain against the time-robust settings (split_type='era' with alpha -inf or
 0, min_samples_leaf_per_era=10).
 
+``--irf-variance difference`` runs the IRF table with the penalty on the
+children's difference (docs/criteria.md, "The children's difference");
+``--part irf`` or ``--part trt`` runs one table.
+
 Usage: python benchmarks/experiments/invariance_synthetic.py [--seeds 5]
 """
 
@@ -35,9 +39,10 @@ MODELS = {
 }
 
 
-def irf_table(seeds, n_per_era):
+def irf_table(seeds, n_per_era, irf_variance="change"):
     print(
-        f"IRF eq. 24: {n_per_era} rows per training era, means over {len(seeds)} seeds"
+        f"IRF eq. 24: {n_per_era} rows per training era, irf_variance="
+        f"{irf_variance!r}, means over {len(seeds)} seeds"
     )
     print(
         "| model | d | penalty | X2 share (splits) | X2 share (node-weighted) "
@@ -55,6 +60,7 @@ def irf_table(seeds, n_per_era):
                     )
                     est = HistGradientBoostingRegressor(
                         irf_penalty=pen,
+                        irf_variance=irf_variance,
                         early_stopping=False,
                         random_state=seed,
                         **params,
@@ -120,10 +126,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--rows", type=int, default=2000)
+    parser.add_argument(
+        "--irf-variance", choices=("change", "difference"), default="change"
+    )
+    parser.add_argument("--part", choices=("irf", "trt", "all"), default="all")
     args = parser.parse_args()
     seeds = list(range(args.seeds))
-    irf_table(seeds, args.rows)
-    trt_table(seeds, args.rows)
+    if args.part in ("irf", "all"):
+        irf_table(seeds, args.rows, args.irf_variance)
+    if args.part in ("trt", "all"):
+        trt_table(seeds, args.rows)
 
 
 if __name__ == "__main__":

@@ -3,10 +3,11 @@
 The paper reports the test MSE of its Invariant Random Forest at lambda = 10
 as 0.68-0.80 of the random forest's for d = 2 to 20. This script rebuilds the
 generator and the training set-up from the paper's text, runs the engine's
-forest (``InvariantForestRegressor``, the penalty as written), a NumPy forest
-with the same penalty, and the NumPy forest with a changed penalty (alone,
-and with a rule that keeps every era on both sides of a split), and prints
-the ratios beside Table 2. A minimal case shows why the penalty as written
+forest (``InvariantForestRegressor``, the penalty as written and with
+``irf_variance="difference"``), a NumPy forest with the penalty as written,
+and the NumPy forest with the changed penalty (alone, and with a rule that
+keeps every era on both sides of a split), and prints the ratios beside
+Table 2. A minimal case shows why the penalty as written
 cannot remove the spurious feature.
 
 The set-up, each choice with the sentence of the paper it rests on:
@@ -52,7 +53,8 @@ The set-up, each choice with the sentence of the paper it rests on:
   over the seeds; "agrees" means the paper's value is within two combined
   standard errors (ours over the seeds, the paper's sd over its 5 trials).
 
-The change (NumPy only, not in the engine), in two parts. (1) The penalty
+The change, in two parts (both together are the engine's
+``irf_variance="difference"``, docs/criteria.md). (1) The penalty
 on the difference of the children's means, ``P = Var_e (mean_Le -
 mean_Re)`` over the eras with rows on both sides. Since ``CR_e = (n_Re /
 n_e) (mean_Le - mean_Re)``, the penalty as written mixes how many of an
@@ -72,6 +74,8 @@ Usage::
     python benchmarks/experiments/irf_regression.py --seeds 5
     python benchmarks/experiments/irf_regression.py --calibrate
     python benchmarks/experiments/irf_regression.py --quick
+    python benchmarks/experiments/irf_regression.py --seeds 5 \
+        --models "engine, as written;engine, difference"
 """
 
 import argparse
@@ -485,11 +489,12 @@ def minimal_case(dims=(2, 5, 10, 20), verbose=True):
 # -- the experiment ----------------------------------------------------------
 
 
-def engine_forest(X, y, eras, lam, n_trees, max_depth, seed):
+def engine_forest(X, y, eras, lam, n_trees, max_depth, seed, irf_variance="change"):
     est = InvariantForestRegressor(
         n_estimators=n_trees,
         max_depth=max_depth,
         irf_penalty=lam,
+        irf_variance=irf_variance,
         random_state=seed,
         n_jobs=1,
     )
@@ -509,10 +514,12 @@ def summary(ratios):
 
 def test_mse(family, data, lam, kind, n_trees, max_depth, seed):
     """Test MSE and split frequencies of one forest: the engine's
-    (``kind`` ignored: its penalty is the one as written) or the NumPy one."""
+    (``kind``: its ``irf_variance``, "change" when None) or the NumPy one."""
     X, y, eras, X_test, y_test = data
     if family == "engine":
-        pred, imp = engine_forest(X, y, eras, lam, n_trees, max_depth, seed)
+        pred, imp = engine_forest(
+            X, y, eras, lam, n_trees, max_depth, seed, kind or "change"
+        )
         return np.mean((pred(X_test) - y_test) ** 2), imp
     trees, imp = numpy_forest(
         X, y, eras, lam, kind or "written", n_trees, max_depth, seed
@@ -524,6 +531,7 @@ MODELS = {
     "engine, as written": ("engine", LAMBDA, None),
     "engine, as written, lambda 20": ("engine", 2 * LAMBDA, None),
     "engine, as written, lambda 100": ("engine", 10 * LAMBDA, None),
+    "engine, difference": ("engine", LAMBDA, "difference"),
     "NumPy, as written": ("numpy", LAMBDA, "written"),
     "NumPy, as written, lambda 100": ("numpy", 10 * LAMBDA, "written"),
     "NumPy, difference": ("numpy", LAMBDA, "difference"),
@@ -531,15 +539,19 @@ MODELS = {
 }
 
 
-def run(dims, seeds, n_per_era, n_test, n_trees, max_depth, env_dims):
-    """The ratios of every model of ``MODELS`` over the same family's
-    lambda = 0, with the split frequencies (stable, environmental); returns
-    ``{d: {model: (ratios, frequencies)}}``."""
+def run(dims, seeds, n_per_era, n_test, n_trees, max_depth, env_dims, models=None):
+    """The ratios of the models of ``MODELS`` (``models``: the names to run,
+    None for all) over the same family's lambda = 0, with the split
+    frequencies (stable, environmental); returns ``{d: {model: (ratios,
+    frequencies)}}``."""
+    chosen = {k: v for k, v in MODELS.items() if models is None or k in models}
+    families = {family for family, _, _ in chosen.values()}
     results = {}
     for d in dims:
         data_env = d if env_dims == "d" else int(env_dims)
         bases = {"engine": "engine, lambda 0", "numpy": "NumPy, lambda 0"}
-        res = {name: ([], []) for name in (*bases.values(), *MODELS)}
+        bases = {k: v for k, v in bases.items() if k in families}
+        res = {name: ([], []) for name in (*bases.values(), *chosen)}
         tic = perf_counter()
         for seed in seeds:
             data = make_data(d, n_per_era, n_test, seed, data_env)
@@ -550,7 +562,7 @@ def run(dims, seeds, n_per_era, n_test, n_trees, max_depth, env_dims):
                 )
                 res[name][0].append(1.0)
                 res[name][1].append((imp[:d].sum(), imp[d:].sum()))
-            for name, (family, lam, kind) in MODELS.items():
+            for name, (family, lam, kind) in chosen.items():
                 mse, imp = test_mse(family, data, lam, kind, n_trees, max_depth, seed)
                 res[name][0].append(mse / base[family])
                 res[name][1].append((imp[:d].sum(), imp[d:].sum()))
@@ -616,6 +628,11 @@ def main(argv=None):
     parser.add_argument("--env-dims", default="1", help="columns of X2: 1 or d")
     parser.add_argument("--calibrate", action="store_true")
     parser.add_argument(
+        "--models",
+        default=None,
+        help="the models to run, names of MODELS separated by ';' (default: all)",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help="a small run for the tests (d=2, 2 seeds)"
     )
     args = parser.parse_args(argv)
@@ -634,7 +651,11 @@ def main(argv=None):
         f"\nRegression eq. 24: {rows} rows per training era, X2 with {args.env_dims} "
         f"column(s), {test_rows} test rows, {trees} trees of depth 20"
     )
-    results = run(dims, list(seeds), rows, test_rows, trees, 20, args.env_dims)
+    models = None if args.models is None else args.models.split(";")
+    unknown = sorted(set(models or ()) - set(MODELS))
+    if unknown:
+        parser.error(f"unknown models {unknown}; choose among {sorted(MODELS)}")
+    results = run(dims, list(seeds), rows, test_rows, trees, 20, args.env_dims, models)
     print_results(results, list(seeds))
     return case, results
 

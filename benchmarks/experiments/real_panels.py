@@ -79,6 +79,10 @@ SETTINGS = {
     "directional, 5 groups": _eraboost(split_type="directional", era_groups=5),
     # the IRF paper's penalty on the spread of the eras' changes
     "directional, irf 1": _eraboost(split_type="directional", irf_penalty=1.0),
+    # the same, on the children's difference (issue 63 part 4)
+    "directional, irf 1 difference": _eraboost(
+        split_type="directional", irf_penalty=1.0, irf_variance="difference"
+    ),
 }
 REFERENCES = {"LightGBM default": _lightgbm}  # not chosen among, no eras
 
@@ -98,6 +102,10 @@ CHOICES = {
     "average of original and directional": (["original", "directional"], "average"),
     "average of original and directional irf 1": (
         ["original", "directional, irf 1"],
+        "average",
+    ),
+    "average of original and directional irf 1 difference": (
+        ["original", "directional, irf 1 difference"],
         "average",
     ),
 }

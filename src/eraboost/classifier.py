@@ -111,6 +111,11 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
         gradients and hessians of the tree's class) going left. See
         :class:`~eraboost.HistGradientBoostingRegressor` and
         ``docs/invariance.md``. 0 turns it off.
+    irf_variance : {"change", "difference"}, default="change"
+        What ``irf_penalty`` takes the variance of over the eras, as for
+        :class:`~eraboost.HistGradientBoostingRegressor`: the change of the
+        era's value going left (as written), or the difference of its
+        children's values with every era kept on both sides of a split.
     min_samples_leaf_per_era : int or None, default=None
         The Time Robust Tree's constraint: every era present in a node keeps
         at least this many rows on each side of a split. With
@@ -219,6 +224,7 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
         split_type="original",
         boltzmann_alpha=0.0,
         irf_penalty=0.0,
+        irf_variance="change",
         min_samples_leaf_per_era=None,
         era_groups=None,
         min_agreement=None,
@@ -252,6 +258,7 @@ class HistGradientBoostingClassifier(ClassifierMixin, BaseHistGradientBoosting):
             split_type=split_type,
             boltzmann_alpha=boltzmann_alpha,
             irf_penalty=irf_penalty,
+            irf_variance=irf_variance,
             min_samples_leaf_per_era=min_samples_leaf_per_era,
             era_groups=era_groups,
             min_agreement=min_agreement,

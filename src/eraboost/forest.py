@@ -43,7 +43,7 @@ from sklearn.utils.validation import (
 from ._engine._common import G_DTYPE, SPLIT_TYPES
 from ._engine._openmp import effective_n_threads, warn_if_serial
 from ._engine.binning import INT_DTYPES, BinMapper
-from ._engine.engine import EngineSettings, build_engine
+from ._engine.engine import IRF_VARIANCES, EngineSettings, build_engine
 from ._engine.grower import TreeGrower
 from ._eras import (
     EncodedEras,
@@ -116,7 +116,7 @@ class _ScaledProblem:
         weights = np.ldexp(sw, -power_of_two_exponent(sw))
         target_exp = power_of_two_exponent(target)
         target = np.ldexp(target, -target_exp)
-        return cls(target, target_exp, weights, penalty_kind == "value_variance")
+        return cls(target, target_exp, weights, penalty_kind != "rate_spread")
 
     def set_tree_gradients(self, counts, rows):
         """Gradients ``-w (y - m)`` and hessians ``w`` of one tree, in
@@ -222,6 +222,7 @@ class _BaseInvariantForest(BaseEstimator):
         "split_type": [StrOptions(set(SPLIT_TYPES))],
         "boltzmann_alpha": [Real],
         "irf_penalty": [Interval(Real, 0, None, closed="left")],
+        "irf_variance": [StrOptions(set(IRF_VARIANCES))],
         "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"), None],
         "era_groups": [Interval(Integral, 2, None, closed="left"), Mapping, None],
         "min_agreement": [Interval(Real, 0, 1, closed="both"), None],
@@ -248,6 +249,7 @@ class _BaseInvariantForest(BaseEstimator):
         split_type="original",
         boltzmann_alpha=0.0,
         irf_penalty=0.0,
+        irf_variance="change",
         min_samples_leaf_per_era=None,
         era_groups=None,
         min_agreement=None,
@@ -265,6 +267,7 @@ class _BaseInvariantForest(BaseEstimator):
         self.split_type = split_type
         self.boltzmann_alpha = boltzmann_alpha
         self.irf_penalty = irf_penalty
+        self.irf_variance = irf_variance
         self.min_samples_leaf_per_era = min_samples_leaf_per_era
         self.era_groups = era_groups
         self.min_agreement = min_agreement
@@ -527,6 +530,14 @@ _DOC_PARAMS = """
     irf_penalty : float, default=0.0
         The Invariant Random Forest's lambda (eq. 15). See the class notes
         for the penalty of each task. 0 is off.
+    irf_variance : {"change", "difference"}, default="change"
+        What the regression penalty takes the variance of, over the eras
+        (docs/criteria.md, "Invariance penalty"): "change", the paper's
+        formula as written, the change of each era's mean target going
+        left; "difference", the difference of each era's children's means,
+        with every era of a node kept on both sides of a split (the form
+        that reproduces the paper's Table 2). The classifier has only
+        "change" (its penalty is the changing-rate ratio).
     min_samples_leaf_per_era : int or None, default=None
         Every era in a node keeps at least this many (distinct) rows on each
         side of a split (the Time Robust Tree's constraint).
@@ -653,7 +664,8 @@ class InvariantForestRegressor(RegressorMixin, _BaseInvariantForest):
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity.")
-        oob, has = self._fit(X, y, sample_weight, eras, penalty_kind="value_variance")
+        penalty_kind = IRF_VARIANCES[self.irf_variance]
+        oob, has = self._fit(X, y, sample_weight, eras, penalty_kind=penalty_kind)
         if oob is not None:
             self.oob_prediction_ = oob
             self.oob_score_ = r2_score(y[has], oob[has])
@@ -750,6 +762,12 @@ class InvariantForestClassifier(ClassifierMixin, _BaseInvariantForest):
                 "for more classes."
             )
         y01 = y01.astype(np.float64).ravel()
+        if self.irf_variance != "change":
+            raise ValueError(
+                f"irf_variance={self.irf_variance!r} is a regression penalty; "
+                "the classifier's is the changing-rate ratio: leave "
+                "irf_variance='change'."
+            )
         oob, has = self._fit(X, y01, sample_weight, eras, penalty_kind="rate_spread")
         if oob is not None:
             proba = np.column_stack([1.0 - oob, oob])

@@ -56,7 +56,7 @@ from ._engine.binning import (
     mixed_table_matrix,
     small_int_table_matrix,
 )
-from ._engine.engine import EngineSettings, build_engine
+from ._engine.engine import IRF_VARIANCES, EngineSettings, build_engine
 from ._engine.grower import TreeGrower
 from ._eras import (
     EncodedEras,
@@ -293,6 +293,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         "split_type": [StrOptions(set(SPLIT_TYPES))],
         "boltzmann_alpha": [Real],
         "irf_penalty": [Interval(Real, 0, None, closed="left")],
+        "irf_variance": [StrOptions(set(IRF_VARIANCES))],
         "min_samples_leaf_per_era": [Interval(Integral, 1, None, closed="left"), None],
         "era_groups": [Interval(Integral, 2, None, closed="left"), Mapping, None],
         "min_agreement": [Interval(Real, 0, 1, closed="both"), None],
@@ -330,6 +331,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         split_type,
         boltzmann_alpha,
         irf_penalty,
+        irf_variance,
         min_samples_leaf_per_era,
         era_groups,
         min_agreement,
@@ -362,6 +364,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self.split_type = split_type
         self.boltzmann_alpha = boltzmann_alpha
         self.irf_penalty = irf_penalty
+        self.irf_variance = irf_variance
         self.min_samples_leaf_per_era = min_samples_leaf_per_era
         self.era_groups = era_groups
         self.min_agreement = min_agreement
@@ -948,6 +951,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             l2_regularization=float(self.l2_regularization),
             min_samples_leaf=int(self.min_samples_leaf),
             irf_penalty=float(self.irf_penalty),
+            penalty_kind=IRF_VARIANCES[self.irf_variance],
             min_samples_leaf_per_era=self.min_samples_leaf_per_era,
             min_agreement=self.min_agreement,
             pooled_weight=float(self.pooled_weight),
@@ -1593,6 +1597,17 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         not penalised, whatever happens on the right. 0 turns it off (the
         model is then bit-identical to one fitted without it). Needs eras;
         it also applies with 'original'.
+    irf_variance : {"change", "difference"}, default="change"
+        What ``irf_penalty`` takes the variance of over the eras
+        (docs/criteria.md, "Invariance penalty"). "change": ``CR_e`` above,
+        the paper's formula as written. "difference": the difference of the
+        era's children's values, ``-G_Le / (H_Le + lam) + G_Re / (H_Re +
+        lam)``, and a split must keep rows of every era of the node (of two
+        rows or more) on both sides. As written, ``CR_e`` is the right
+        share of the era's rows times that difference, so a threshold where
+        the eras' shares and differences offset each other goes unpenalised;
+        "difference" is the form that reproduces the paper's Table 2 in its
+        forest. Used only with ``irf_penalty > 0``.
     min_samples_leaf_per_era : int or None, default=None
         The Time Robust Tree's constraint (Moneda and Mauá, eq. 5.1-5.2): a
         split is allowed only when every era present in the node keeps at
@@ -1737,6 +1752,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         split_type="original",
         boltzmann_alpha=0.0,
         irf_penalty=0.0,
+        irf_variance="change",
         min_samples_leaf_per_era=None,
         era_groups=None,
         min_agreement=None,
@@ -1770,6 +1786,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
             split_type=split_type,
             boltzmann_alpha=boltzmann_alpha,
             irf_penalty=irf_penalty,
+            irf_variance=irf_variance,
             min_samples_leaf_per_era=min_samples_leaf_per_era,
             era_groups=era_groups,
             min_agreement=min_agreement,

@@ -112,6 +112,33 @@ def invariance_penalty(left, g, h, eras, lam, era_set=None):
     return float(np.var(cr)) if len(cr) >= 2 else 0.0
 
 
+def difference_penalty(left, g, h, eras, lam, era_set=None):
+    """P(s) of ``irf_variance="difference"`` (docs/criteria.md, "The
+    children's difference"): the population variance of ``v_Le - v_Re``
+    over the eras of ``era_set`` (default: all of the node's) with rows on
+    both sides; 0 with fewer than two."""
+    diff = []
+    for e in np.unique(eras) if era_set is None else era_set:
+        m = eras == e
+        L, R = m & left, m & ~left
+        if L.sum() > 0 and R.sum() > 0:
+            diff.append(
+                newton(g[L].sum(), h[L].sum(), lam)
+                - newton(g[R].sum(), h[R].sum(), lam)
+            )
+    return float(np.var(diff)) if len(diff) >= 2 else 0.0
+
+
+def every_era_on_both_sides(left, eras, era_set):
+    """The rule of ``irf_variance="difference"``: every era of ``era_set``
+    keeps rows on both sides; True with fewer than two eras in it."""
+    if len(era_set) < 2:
+        return True
+    return all(
+        (left & (eras == e)).any() and (~left & (eras == e)).any() for e in era_set
+    )
+
+
 def min_rows_per_era(left, eras, era_set=None):
     """The fewest rows any era of ``era_set`` (default: all of the node's)
     keeps on either side; None for no era."""
@@ -200,6 +227,7 @@ def best_split(
     is_categorical=None,
     min_agreement=None,
     pooled_weight=0.0,
+    irf_variance="change",
 ):
     """The split docs/criteria.md chooses among the rows ``rows``, or None.
 
@@ -229,7 +257,15 @@ def best_split(
             continue
         gain, S, D, _M, children = evaluate(left, g, h, eras, lam, alpha, era_set)
         penalty = 0.0
-        if irf_penalty > 0:
+        if irf_penalty > 0 and irf_variance == "difference":
+            if not every_era_on_both_sides(left, eras, era_set):
+                continue
+            penalty = (
+                irf_penalty
+                * h.sum()
+                * difference_penalty(left, g, h, eras, lam, era_set)
+            )
+        elif irf_penalty > 0:
             penalty = (
                 irf_penalty
                 * h.sum()

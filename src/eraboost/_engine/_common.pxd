@@ -122,6 +122,7 @@ cdef enum SplitType:
 cdef enum PenaltyKind:
     VALUE_VARIANCE = 0  # docs/criteria.md: H_node * Var_e CR_e
     RATE_SPREAD = 1     # IRF classification: H_node / 2 * (max I_e / min I_e - 1)
+    VALUE_DIFFERENCE = 2  # irf_variance="difference": H_node * Var_e (v_Le - v_Re)
 
 cdef enum:
     # Below this many row-feature updates, a histogram's parallel loop runs

@@ -367,4 +367,61 @@ static int eb_era_block_directions(const double *dmin, const double *dmax,
     return (fixed < 0 ? -fixed : fixed) + loose;
 }
 
+/* The invariance penalty of irf_variance="difference" (docs/criteria.md,
+   "The children's difference"): the population variance, over the eras
+   i < m with rows on both sides (nL > 0 and n - nL > 0), of the
+   difference of the children's Newton values
+   x_i = v(G_Li, H_Li) - v(G_i - G_Li, H_i - H_Li), v(G, H) = -G / (H + lam)
+   (0 when H + lam == 0). From each era's left sums (gL, hL, nL) and
+   totals (g, h, n); x and ok are scratch arrays of m entries. Two passes
+   (the mean, then the squared deviations); 0 with fewer than two such
+   eras. */
+static double eb_difference_variance(
+    const double *gL, const double *hL, const double *nL, const double *g,
+    const double *h, const double *n, int m, double lam, double *x,
+    signed char *ok)
+{
+    int i, k = 0;
+    double mean = 0.0, acc = 0.0;
+    for (i = 0; i < m; i++) {
+        double dL = hL[i] + lam, dR = (h[i] - hL[i]) + lam;
+        ok[i] = (nL[i] > 0.0) && (n[i] - nL[i] > 0.0);
+        x[i] = 0.0;
+        if (!ok[i])
+            continue;
+        x[i] = (dL == 0.0 ? 0.0 : -gL[i] / dL)
+               - (dR == 0.0 ? 0.0 : -(g[i] - gL[i]) / dR);
+        mean += x[i];
+        k++;
+    }
+    if (k < 2)
+        return 0.0;
+    mean /= k;
+    for (i = 0; i < m; i++) {
+        if (ok[i]) {
+            double d = x[i] - mean;
+            acc += d * d;
+        }
+    }
+    return acc / k;
+}
+
+/* The eligibility of irf_variance="difference": 1 when every era taking
+   part (present[0 .. M-1], the node's splittable eras) keeps rows on
+   both sides, from the scanned side's rows q and the eras' rows tn; 1
+   with fewer than two eras taking part (the rule compares eras). */
+static inline int eb_eras_on_both_sides(
+    const double *q, const double *tn, const int32_t *present, int M)
+{
+    int i;
+    if (M < 2)
+        return 1;
+    for (i = 0; i < M; i++) {
+        int32_t e = present[i];
+        if (!(q[e] > 0.0) || !(tn[e] - q[e] > 0.0))
+            return 0;
+    }
+    return 1;
+}
+
 #endif  /* ERABOOST_CRITERIA_H */

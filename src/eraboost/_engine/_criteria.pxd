@@ -2,6 +2,7 @@
 # (docs/criteria.md).
 # Every function here is nogil, allocation-free and exact for +-inf alpha.
 from libc.math cimport exp, isinf, INFINITY
+from libc.stdint cimport int32_t
 
 cdef inline double score(double G, double H, double lam) noexcept nogil:
     """score(G, H) = G^2 / (H + lam), 0 when H + lam == 0."""
@@ -87,6 +88,13 @@ cdef extern from "_criteria.h":
     int era_direction_of "eb_era_direction_of" (
         double GL, double HL, double nL, double GR, double HR, double nR,
         double lam, int counts) noexcept nogil
+    double difference_variance "eb_difference_variance" (
+        const double *gL, const double *hL, const double *nL, const double *g,
+        const double *h, const double *n, int m, double lam, double *x,
+        signed char *ok) noexcept nogil
+    int eras_on_both_sides "eb_eras_on_both_sides" (
+        const double *q, const double *tn, const int32_t *present,
+        int M) noexcept nogil
 
 
 cdef inline double era_variance(const double *x, const signed char *ok,

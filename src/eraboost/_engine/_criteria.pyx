@@ -3,7 +3,7 @@ and thin wrappers of the C kernels of the scan (``_scan.h``) and of the
 histogram cells (``_common.h``), for their tests against NumPy."""
 import numpy as np
 
-from ._common cimport uint32_t, sub_d, sub_u32, pool_eras_c
+from ._common cimport uint32_t, int32_t, sub_d, sub_u32, pool_eras_c
 from ._scan cimport (add_bin, add_counts, era_gain_sums, block_gather,
                      load_best, raise_best)
 
@@ -210,6 +210,43 @@ def value_variance_penalty(GL, HL, nL, GR, HR, nR, double lam):
     cdef signed char[::1] ok = np.zeros(m, dtype=np.int8)
     return value_variance(&gL[0], &hL[0], &nl[0], &g[0], &h[0], <int>m, lam,
                           &cr[0], &ok[0])
+
+
+def difference_variance_penalty(GL, HL, nL, GR, HR, nR, double lam):
+    """The penalty of ``irf_variance="difference"`` (docs/criteria.md, "The
+    children's difference") for one candidate split: the population
+    variance of ``v(G_Le, H_Le) - v(G_Re, H_Re)``, ``v = -G / (H + lam)``,
+    over the eras with rows on both sides; 0 with fewer than two such eras.
+    Computed with the engine's kernel (``eb_difference_variance``)."""
+    GL, HL, nL, GR, HR, nR = (np.atleast_1d(np.asarray(a, dtype=np.float64))
+                              for a in (GL, HL, nL, GR, HR, nR))
+    cdef Py_ssize_t m = GL.shape[0]
+    if m == 0:
+        return 0.0
+    cdef double[::1] gL = np.ascontiguousarray(GL), hL = np.ascontiguousarray(HL)
+    cdef double[::1] nl = np.ascontiguousarray(nL)
+    cdef double[::1] g = GL + GR, h = HL + HR, n = nL + nR
+    cdef double[::1] x = np.zeros(m, dtype=np.float64)
+    cdef signed char[::1] ok = np.zeros(m, dtype=np.int8)
+    return difference_variance(&gL[0], &hL[0], &nl[0], &g[0], &h[0], &n[0],
+                               <int>m, lam, &x[0], &ok[0])
+
+
+def every_era_on_both_sides(n_scanned, n, present):
+    """The rule of ``irf_variance="difference"``: whether every era of
+    ``present`` (the node's splittable eras) keeps rows on both sides,
+    from each era's rows on the scanned side and in the node; True with
+    fewer than two such eras. The engine's kernel (``eb_eras_on_both_sides``)."""
+    cdef double[::1] q = np.ascontiguousarray(n_scanned, dtype=np.float64)
+    cdef double[::1] tn = np.ascontiguousarray(n, dtype=np.float64)
+    cdef int32_t[::1] p = np.ascontiguousarray(present, dtype=np.int32)
+    if q.shape[0] != tn.shape[0]:
+        raise ValueError("n_scanned and n: one count an era each expected")
+    if p.shape[0] and (np.min(p) < 0 or np.max(p) >= q.shape[0]):
+        raise ValueError("present: era indices below the number of eras expected")
+    if p.shape[0] < 2:
+        return True
+    return bool(eras_on_both_sides(&q[0], &tn[0], &p[0], <int>p.shape[0]))
 
 
 def rate_spread_penalty(pos_left, n_left, pos, n):

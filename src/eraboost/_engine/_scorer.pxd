@@ -14,7 +14,9 @@ scorer's steps"):
    ``min_agreement``;
 7. ``criterion_of``: the criterion of ``split_type`` (with
    ``pooled_weight``, blended with the pooled gain per era);
-8. ``penalty``: the invariance penalty, when ``irf_penalty > 0``.
+8. ``penalty``: the invariance penalty, when ``irf_penalty > 0`` (with
+   ``irf_variance="difference"``, first the rule that every era taking
+   part keeps rows on both sides: ``eras_on_both_sides``).
 
 ``better`` and ``takes_over`` rank the scores; ``offer`` scores a candidate
 of a per-era scan and keeps it when it takes over.
@@ -73,8 +75,10 @@ docs/performance-history.md, its section and the row's date named, on the
 """
 from libc.math cimport INFINITY
 
-from ._common cimport (ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE, int64_t)
+from ._common cimport (ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE,
+                       VALUE_DIFFERENCE, int64_t)
 from ._criteria cimport (score, boltzmann, value_variance, rate_spread,
+                         difference_variance, eras_on_both_sides,
                          era_directions, era_direction, era_direction_of,
                          era_block_bound, era_block_directions)
 from ._scan cimport (score_t, split_t, node_sums_t, scan_t, pooled_t,
@@ -333,6 +337,10 @@ cdef inline double penalty(const criterion_t *crit, const scan_t *s,
         return crit.irf_penalty * H * value_variance(
             lg, lh, ln, node.tg, node.th, E, crit.lam, era_scratch.cr,
             era_scratch.ok)
+    if crit.penalty_kind == VALUE_DIFFERENCE:
+        return crit.irf_penalty * H * difference_variance(
+            lg, lh, ln, node.tg, node.th, node.tn, E, crit.lam,
+            era_scratch.cr, era_scratch.ok)
     return crit.irf_penalty * 0.5 * H * rate_spread(
         lg, lh, node.tg, node.th, node.is_present, E)
 
@@ -384,6 +392,11 @@ cdef inline score_t score_candidate(const criterion_t *crit, const scan_t *s,
         return c
     c.criterion = criterion_of(crit, c.gain, gsum, node, era_scratch)
     if crit.irf_penalty > 0.0:
+        # the children's difference: every era taking part on both sides
+        if (crit.penalty_kind == VALUE_DIFFERENCE and not eras_on_both_sides(
+                era_sums.qn, node.tn, node.present, node.M)):
+            c.criterion = 0.0
+            return c
         c.criterion -= penalty(crit, s, node, era_sums, era_scratch,
                                p.HL + p.HR)
     if crit.split_type == DIRECTIONAL:

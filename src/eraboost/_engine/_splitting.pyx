@@ -53,7 +53,8 @@ from libc.math cimport INFINITY
 from ._common cimport (block_t, hist_block, block_subtract, cell_bytes, BIN_t, G_t,
                        uint8_t, uint32_t, int32_t, int64_t, in_bitset,
                        set_bitset, ORIGINAL, ERA, DIRECTIONAL, VALUE_VARIANCE,
-                       RATE_SPREAD, SCAN_ONE_THREAD_BELOW, rows_per_bin)
+                       RATE_SPREAD, VALUE_DIFFERENCE, SCAN_ONE_THREAD_BELOW,
+                       rows_per_bin)
 from ._criteria cimport score
 from ._scan cimport (score_t, split_t, node_sums_t, scan_t, pooled_t, era_scratch_t,
                      cat_info_t, feature_scratch_t)
@@ -70,7 +71,8 @@ from ._histogram import SparseHistogram
 if (SPLIT_TYPES["original"], SPLIT_TYPES["era"],
         SPLIT_TYPES["directional"]) != (ORIGINAL, ERA, DIRECTIONAL):
     raise ImportError("_common.SPLIT_TYPES and the enum SplitType disagree")
-PENALTY_KINDS = {"value_variance": VALUE_VARIANCE, "rate_spread": RATE_SPREAD}
+PENALTY_KINDS = {"value_variance": VALUE_VARIANCE, "rate_spread": RATE_SPREAD,
+                 "value_difference": VALUE_DIFFERENCE}
 
 
 cdef enum Constraint:
@@ -276,7 +278,9 @@ cdef class Splitter:
         ``H_node / 2 * (max_e I_e / min_e I_e - 1)`` (``rate_spread`` in
         ``_criteria.pxd``), for gradients ``-w * y`` of a 0/1 target and
         hessians ``w``, where the pooled gain is ``H_node / 2`` times the
-        decrease of weighted Gini impurity.
+        decrease of weighted Gini impurity. 2: ``value_difference``
+        (``irf_variance="difference"``), ``H_node * Var_e (v_Le - v_Re)``
+        with every era of the node on both sides of a split.
     min_agreement : float, default=0
         The directional agreement gate (docs/criteria.md); 0 is off.
     pooled_weight : float, default=0

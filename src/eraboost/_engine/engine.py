@@ -25,7 +25,17 @@ from ._memory import (
 )
 from ._splitting import PENALTY_KINDS, Splitter
 
-__all__ = ["MIN_HESSIAN_TO_SPLIT", "Engine", "EngineSettings", "build_engine"]
+# The estimators' ``irf_variance`` options (docs/criteria.md, "Invariance
+# penalty") and the engine's penalty of each.
+IRF_VARIANCES = {"change": "value_variance", "difference": "value_difference"}
+
+__all__ = [
+    "IRF_VARIANCES",
+    "MIN_HESSIAN_TO_SPLIT",
+    "Engine",
+    "EngineSettings",
+    "build_engine",
+]
 
 
 @dataclass(frozen=True)
@@ -46,8 +56,10 @@ class EngineSettings:
         The directional agreement gate; None (or 0) is off.
     pooled_weight : float
         The pooled gain's share of the era score; 0 is off.
-    penalty_kind : {"value_variance", "rate_spread"}
-        The boosters' invariance penalty, or the forests' changing-rate one.
+    penalty_kind : {"value_variance", "rate_spread", "value_difference"}
+        The invariance penalty as written (the boosters' and the regression
+        forest's), the classification forest's changing-rate one, or the
+        children's difference (``irf_variance="difference"``).
     max_leaf_nodes, max_depth : int or None
         Bound the histograms alive at once (the memory check).
     depth_first : bool

@@ -61,7 +61,7 @@ def kind_of(estimator):
 
 # Parameters added after model format 2 was set: a file written before them
 # lacks them, and the estimator keeps their defaults (the models it held).
-_ADDED_PARAMS = ("era_groups", "min_agreement", "pooled_weight")
+_ADDED_PARAMS = ("era_groups", "min_agreement", "pooled_weight", "irf_variance")
 
 
 def make_estimator(cls, params):
