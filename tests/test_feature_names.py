@@ -48,9 +48,9 @@ def fitters():
         "boosting": lambda X, y, eras: HistGradientBoostingRegressor(
             max_iter=5, split_type="era"
         ).fit(X, y, eras=eras),
-        "classifier": lambda X, y, eras: HistGradientBoostingClassifier(
-            max_iter=5
-        ).fit(X, y > 0, eras=eras),
+        "classifier": lambda X, y, eras: HistGradientBoostingClassifier(max_iter=5).fit(
+            X, y > 0, eras=eras
+        ),
         "forest": lambda X, y, eras: InvariantForestRegressor(
             n_estimators=3, max_depth=3, random_state=0
         ).fit(X, y, eras=eras),
