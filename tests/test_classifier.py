@@ -310,7 +310,8 @@ def fresh_era_accuracy(n_classes):
     return acc
 
 
-@pytest.mark.parametrize("n_classes", [2, 3])
+# three classes: 600 trees of era criteria over 40 eras, 47-96 s on 2 cores
+@pytest.mark.parametrize("n_classes", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_era_criteria_ignore_an_era_specific_shortcut(n_classes):
     acc = fresh_era_accuracy(n_classes)
     orig = acc["original", 0.0]
