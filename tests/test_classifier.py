@@ -13,6 +13,7 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from eraboost._eras import era_train_val_split
 from eraboost.demo import make_era_classification_data
+from tests._sklearn_threads import scikit_learn_on_one_thread  # noqa: F401
 from tests.engine.test_criteria import check_tree
 
 SPLIT_TYPES = ["original", "era", "directional"]

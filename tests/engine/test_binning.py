@@ -17,6 +17,7 @@ from eraboost._engine.binning import (
     BinMapper,
     find_binning_thresholds,
 )
+from tests._sklearn_threads import scikit_learn_on_one_thread  # noqa: F401
 
 
 def fit_sklearn_mapper(mapper, X, sample_weight=None):
