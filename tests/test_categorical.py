@@ -9,6 +9,7 @@ import sklearn.utils.validation
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 
 from eraboost import HistGradientBoostingRegressor
+from tests._sklearn_threads import scikit_learn_on_one_thread  # noqa: F401
 from tests.engine.reference import best_split
 
 ALPHAS = [-np.inf, -2.0, 0.0, 2.0, np.inf]

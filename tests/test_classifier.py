@@ -13,6 +13,7 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from eraboost._eras import era_train_val_split
 from eraboost.demo import make_era_classification_data
+from tests._sklearn_threads import scikit_learn_on_one_thread  # noqa: F401
 from tests.engine.test_criteria import check_tree
 
 SPLIT_TYPES = ["original", "era", "directional"]
@@ -310,7 +311,8 @@ def fresh_era_accuracy(n_classes):
     return acc
 
 
-@pytest.mark.parametrize("n_classes", [2, 3])
+# three classes: 600 trees of era criteria over 40 eras, 47-96 s on 2 cores
+@pytest.mark.parametrize("n_classes", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_era_criteria_ignore_an_era_specific_shortcut(n_classes):
     acc = fresh_era_accuracy(n_classes)
     orig = acc["original", 0.0]

@@ -1,5 +1,6 @@
 """scikit-learn's common estimator checks."""
 
+import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from eraboost import (
@@ -46,5 +47,8 @@ def expected_failed_checks(estimator):
     ],
     expected_failed_checks=expected_failed_checks,
 )
+# the checks fit without eras: the era options' warning is expected there
+# (tests/test_era_options.py asserts it)
+@pytest.mark.filterwarnings("ignore:.*given without eras:UserWarning")
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

@@ -11,6 +11,7 @@ from threadpoolctl import threadpool_limits
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from eraboost._engine._openmp import effective_n_threads
 from eraboost._eras import check_eras, era_train_val_split, label_list
+from tests._sklearn_threads import scikit_learn_on_one_thread  # noqa: F401
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBR
 
 from eraboost import HistGradientBoostingRegressor
+from tests._sklearn_threads import scikit_learn_on_one_thread  # noqa: F401
 
 LOSSES = ["squared_error", "absolute_error", "poisson", "gamma", "quantile"]
 

@@ -11,6 +11,7 @@ from threadpoolctl import threadpool_limits
 from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from eraboost._engine import grower as grower_module
 from eraboost.sampling import draw_count
+from tests._sklearn_threads import scikit_learn_on_one_thread  # noqa: F401
 
 
 def _data(n=6000, p=12, n_eras=20, seed=0):

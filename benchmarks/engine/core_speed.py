@@ -61,10 +61,13 @@ def main(argv=None):
         f"| vs {counts[0]} | GB/s each | GB/s together |"
     )
     print("|---:|---:|---:|---:|---:|---:|")
+    # spawned, not forked: a process with threads (OpenMP, BLAS) may deadlock
+    # in a forked child, and Python 3.12+ warns of it
+    spawn = mp.get_context("spawn")
     for n in counts:
-        with mp.Pool(n) as pool:
+        with spawn.Pool(n) as pool:
             loop = pool.map(compute, [args.loop] * n)
-        with mp.Pool(n) as pool:
+        with spawn.Pool(n) as pool:
             rate = pool.map(memory, [args.megabytes * 1_000_000] * n)
         med = statistics.median(loop)
         alone = med if alone is None else alone

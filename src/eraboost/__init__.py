@@ -50,6 +50,7 @@ _SUBMODULES = {
     "model_selection",
     "numerai",
     "persistence",
+    "plot",
     "report",
     "robust",
     "sampling",

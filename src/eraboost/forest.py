@@ -37,7 +37,6 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_is_fitted,
-    validate_data,
 )
 
 from ._engine._common import G_DTYPE, SPLIT_TYPES
@@ -54,6 +53,7 @@ from ._eras import (
     warn_single_era,
     warn_unsplittable_eras,
 )
+from ._feature_names import validate_data
 from .inspection import feature_importances, split_frequency_importances
 
 MAX_INT = np.iinfo(np.int32).max

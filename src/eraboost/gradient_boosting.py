@@ -34,7 +34,6 @@ from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
     column_or_1d,
-    validate_data,
 )
 
 from ._categorical import (
@@ -68,6 +67,11 @@ from ._eras import (
     user_stacklevel,
     warn_single_era,
     warn_unsplittable_eras,
+)
+from ._feature_names import (
+    check_feature_names,
+    table_feature_names,
+    validate_data,
 )
 from .callbacks import IterationInfo, check_callbacks
 from .inspection import feature_importances
@@ -391,6 +395,10 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         if not reset:
             if getattr(self, "_preprocessor", None) is None:
                 return self._check_matrix(X, reset=False, mixed=mixed)
+            names = table_feature_names(X)
+            if names is not None:
+                # the encoder sees no names in this table (_feature_names.py)
+                check_feature_names(self, names, reset=False)
             if isinstance(X, MixedMatrix):
                 # the encoder of categorical features takes arrays
                 X = X.to_float64()
@@ -411,6 +419,7 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         if self.is_categorical_ is None:
             return self._check_matrix(X, reset=True, mixed=True)
         self._preprocessor = make_encoder(self.is_categorical_)
+        names = table_feature_names(X)
         X = self._preprocessor.fit_transform(X)
         self._n_categories = category_counts(
             self._preprocessor, self.is_categorical_, self.max_bins
@@ -418,6 +427,8 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         self.n_features_in_ = self._preprocessor.n_features_in_
         if hasattr(self._preprocessor, "feature_names_in_"):
             self.feature_names_in_ = self._preprocessor.feature_names_in_
+        elif names is not None:
+            check_feature_names(self, names, reset=True)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         return X

@@ -6,6 +6,8 @@ features and ``max_bins`` are compared here on hand-made columns (integer
 input has its own tests in ``test_int_input.py``).
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.ensemble._hist_gradient_boosting.binning import (
@@ -17,6 +19,7 @@ from eraboost._engine.binning import (
     BinMapper,
     find_binning_thresholds,
 )
+from tests._sklearn_threads import scikit_learn_on_one_thread  # noqa: F401
 
 
 def fit_sklearn_mapper(mapper, X, sample_weight=None):
@@ -192,3 +195,19 @@ def test_binned_by_columns_copies_every_bin(shape, n_threads):
     got = binned_by_columns(X, n_threads)
     assert got.flags.f_contiguous and got.dtype == np.uint8
     np.testing.assert_array_equal(got, X)
+
+
+def test_the_callers_numpy_error_state_holds_in_the_binning_threads():
+    """Thresholds are found on worker threads: a column of many infinite
+    values has a NaN threshold (inf - inf between two percentiles, as
+    scikit-learn's), which warns as NumPy does in the caller's thread, and
+    not under the caller's ``np.errstate(invalid="ignore")``."""
+    X = np.random.RandomState(0).normal(size=(2000, 3))
+    X[:600] = np.inf
+    with pytest.warns(RuntimeWarning, match="invalid value"):
+        BinMapper(max_bins=16, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(invalid="ignore"):
+            mapper = BinMapper(max_bins=16, random_state=0).fit(X)
+    assert np.isnan(mapper.bin_thresholds_[0]).any()

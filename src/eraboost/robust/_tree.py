@@ -40,8 +40,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from .._feature_names import validate_data
 from ._calibration import calibrate_costs_budget
 from ._solver import (
     FlowMainProblem,
