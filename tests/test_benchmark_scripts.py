@@ -577,6 +577,7 @@ DASK_FIT_ARGS = "--rows 3000 --features 5 --eras 8 --trees 5 --workers 2"
 DASK_FIT_ARGS += " --threads-per-worker 1 --repeats 1"
 
 
+@pytest.mark.slow
 def test_dask_fit_prints_time_traffic_and_memory(monkeypatch):
     """benchmarks/peers/dask_fit.py fits eraboost's three criteria and the
     LightGBM and XGBoost Dask estimators on a LocalCluster of worker

@@ -22,7 +22,12 @@ def _cluster(n_workers):
     )
 
 
-@pytest.fixture(scope="module", params=[2, 3], ids=["2workers", "3workers"])
+# three workers run in CI's full suite (slow); two in the README's pytest
+@pytest.fixture(
+    scope="module",
+    params=[2, pytest.param(3, marks=pytest.mark.slow)],
+    ids=["2workers", "3workers"],
+)
 def client(request):
     from distributed import Client
 

@@ -27,6 +27,7 @@ def own_client():
         cluster.close()
 
 
+@pytest.mark.slow
 def test_lost_worker_ends_the_fit(own_client, monkeypatch):
     client = own_client
     X, y, eras, _ = era_data(n=1500, p=4)
