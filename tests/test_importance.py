@@ -66,7 +66,8 @@ def test_importances_are_normalised_pooled_node_gains():
 
 def test_no_split_gives_zero_importances():
     X = np.random.RandomState(0).normal(size=(200, 3))
-    est = HistGradientBoostingRegressor(max_iter=3).fit(X, np.ones(200))
+    with pytest.warns(UserWarning, match="one value"):
+        est = HistGradientBoostingRegressor(max_iter=3).fit(X, np.ones(200))
     np.testing.assert_array_equal(est.feature_importances_, np.zeros(3))
     np.testing.assert_array_equal(split_counts(est), np.zeros(3))
 
