@@ -12,6 +12,7 @@ whole eras can choose between the ensemble and each member alone (a grid of
 
 import warnings
 from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import (
@@ -32,6 +33,11 @@ class _EraEnsemble(BaseEstimator):
     """Members fitted on the same data; their predictions averaged."""
 
     _kind = ""  # "regressor" or "classifier"
+    # checked in full by fit (one line per problem); these are for load_model
+    _parameter_constraints: ClassVar[dict] = {
+        "estimators": [list, tuple, None],
+        "weights": ["array-like", None],
+    }
 
     def __init__(self, estimators=None, *, weights=None):
         self.estimators = estimators
