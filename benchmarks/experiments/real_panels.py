@@ -15,7 +15,14 @@ eras) of each difference to ``original``. Fixed settings: 200 trees,
 learning rate 0.05, 15 leaves, no early stopping.
 
 A new setting is one line of ``SETTINGS``; a new choice rule one line of
-``CHOICES``. Results go to ``bench_results/real_panels/`` (ignored).
+``CHOICES``. ``CONTROLS`` (and two ``CHOICES``) use no eras: two subsampled
+originals averaged, original shrunk halfway to the training mean, twice the
+trees at half the rate; ``HEAD_TO_HEAD`` scores the recommended setting
+against each (issue 63). ``--settings recommended`` runs only those;
+``--cuts N`` replaces the held-out eras of a table in time by N rolling cut
+points before them (the confirmation); variants with fewer than ``FEW``
+test eras are marked "†" and counted apart. Results go to
+``bench_results/real_panels/`` (ignored).
 """
 
 import argparse
