@@ -77,3 +77,13 @@ def test_train_recommended_refuses_what_it_fixes(data, extra, message):
     assert res.returncode != 0
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not (d / "bad.skops").exists()
+
+
+def test_train_recommended_on_a_single_era_says_so_once(data, tmp_path):
+    _, (X, y, _) = data
+    _write(tmp_path / "one.parquet", X, y, np.zeros(len(y), dtype=int))
+    args = ["train", "one.parquet", "--target", "target", *COMMON]
+    res = run([*args, "--model", "recommended", "--out", "one.skops"], tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "so --model recommended cannot compare eras" in res.stderr
+    assert "given without eras" not in res.stderr  # the estimator's, replaced
