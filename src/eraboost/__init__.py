@@ -18,6 +18,8 @@ TYPE_CHECKING = False
 
 # public name -> module defining it
 _EXPORTS = {
+    "EraEnsembleClassifier": "ensemble",
+    "EraEnsembleRegressor": "ensemble",
     "EraKFold": "model_selection",
     "EraTimeSeriesSplit": "model_selection",
     "HistGradientBoostingClassifier": "classifier",
@@ -42,6 +44,7 @@ _SUBMODULES = {
     "cli",
     "datasets",
     "demo",
+    "ensemble",
     "explain",
     "forest",
     "gradient_boosting",
@@ -61,6 +64,8 @@ _SUBMODULES = {
 _MOVED = {"report": "cli.report"}
 
 __all__ = [
+    "EraEnsembleClassifier",
+    "EraEnsembleRegressor",
     "EraKFold",
     "EraTimeSeriesSplit",
     "HistGradientBoostingClassifier",
@@ -83,6 +88,7 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover - for static analysis only
     from .callbacks import IterationInfo
     from .classifier import HistGradientBoostingClassifier
+    from .ensemble import EraEnsembleClassifier, EraEnsembleRegressor
     from .explain import to_shap
     from .forest import InvariantForestClassifier, InvariantForestRegressor
     from .gradient_boosting import HistGradientBoostingRegressor

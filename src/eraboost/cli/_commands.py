@@ -75,6 +75,42 @@ def _parse_params(items):
     return params
 
 
+def _recommended(args, task, params):
+    """``--model recommended``: the ensemble of the recommended pair, each
+    member with ``params`` (checked as fit checks them)."""
+    for given, option in (
+        (args.split_type, "--split-type"),
+        (args.boltzmann_alpha, "--boltzmann-alpha"),
+        (args.validation_data, "--validation-data"),
+    ):
+        if given is not None:
+            raise CLIError(
+                f"--model recommended fixes its members' split types and takes "
+                f"no {option}; use --model booster for it"
+            )
+    fixed = sorted({"split_type", "irf_penalty"} & set(params))
+    if fixed:
+        raise CLIError(
+            f"--model recommended fixes its members' {fixed[0]} (original; "
+            "directional with irf_penalty=1); use --model booster to set it"
+        )
+    from ..ensemble import EraEnsembleClassifier, EraEnsembleRegressor
+    from ..gradient_boosting import check_params
+
+    cls = EraEnsembleRegressor if task == "regression" else EraEnsembleClassifier
+    est = cls()
+    est.set_params(
+        **{
+            f"{m}__{k}": v
+            for m in ("original", "directional")
+            for k, v in params.items()
+        }
+    )
+    for _, member in est.estimators:
+        check_params(member)
+    return est
+
+
 def _make_estimator(args, table):
     """The estimator of ``train``, its parameters checked before any reading."""
     task = args.task if args.task != "auto" else _infer_task(table, args.target)
@@ -93,6 +129,8 @@ def _make_estimator(args, table):
             f"unknown parameter {unknown[0]!r} of {cls.__name__}; "
             f"valid ones: {', '.join(sorted(valid))}"
         )
+    if getattr(args, "model", "booster") == "recommended":
+        return _recommended(args, task, params), task, given
     if args.validation_data is not None:
         if given.get("early_stopping", "auto") is False:
             raise CLIError(
@@ -139,7 +177,11 @@ def cmd_train(args):
                 "give the categorical features with --categorical-features, "
                 "not --param categorical_features"
             )
-        est.set_params(categorical_features=categorical)
+        members = [n for n, _ in getattr(est, "estimators", None) or ()]
+        est.set_params(
+            **{f"{m}__categorical_features": categorical for m in members}
+            or {"categorical_features": categorical}
+        )
     val_table = None
     if args.validation_data is not None:
         val_table = Table(args.validation_data)
@@ -165,15 +207,25 @@ def cmd_train(args):
         )
         fit_params.update(X_val=X_val, y_val=y_val, eras_val=eras_val)
     tic = perf_counter()
-    with progress.catch_interrupt(), warnings.catch_warnings():
-        for message in told:  # said above, in the command line's words
-            warnings.filterwarnings("ignore", message, UserWarning)
-        progress.start()
-        est.fit(X, y, callbacks=[progress], **fit_params)
+    if hasattr(est, "estimators"):
+        # an ensemble: no per-iteration progress, Ctrl-C aborts (nothing saved)
+        progress.message(f"fitting {len(est.estimators)} models...")
+        with warnings.catch_warnings():
+            for message in told:  # said above, in the command line's words
+                warnings.filterwarnings("ignore", message, UserWarning)
+            est.fit(X, y, **fit_params)
+        n_iter = sum(int(m.n_iter_) for m in est.estimators_)
+        max_iter = sum(int(m.max_iter) for m in est.estimators_)
+    else:
+        with progress.catch_interrupt(), warnings.catch_warnings():
+            for message in told:  # said above, in the command line's words
+                warnings.filterwarnings("ignore", message, UserWarning)
+            progress.start()
+            est.fit(X, y, callbacks=[progress], **fit_params)
+        n_iter, max_iter = int(est.n_iter_), int(est.max_iter)
     fit_seconds = perf_counter() - tic
     progress.done()
-    n_iter = int(est.n_iter_)
-    interrupted = progress.stop_requested and n_iter < est.max_iter
+    interrupted = progress.stop_requested and n_iter < max_iter
     metadata = {
         "features": features,
         "categorical": categorical,
@@ -181,8 +233,9 @@ def cmd_train(args):
         "era": args.era,
         "task": task,
         "cli_params": list(args.param or ()),
+        "model": getattr(args, "model", "booster"),
         "n_iter": n_iter,
-        "max_iter": int(est.max_iter),
+        "max_iter": max_iter,
         "interrupted": bool(interrupted),
         "data": str(args.data),
         "validation_data": (
@@ -200,10 +253,10 @@ def cmd_train(args):
         ) from None
     what = (
         f"interrupted: saved the {n_iter} iterations fitted so far "
-        f"(of max_iter={est.max_iter})"
+        f"(of max_iter={max_iter})"
         if interrupted
         else f"saved {n_iter} iterations"
-        + (" (early stopping)" if n_iter < est.max_iter else "")
+        + (" (early stopping)" if n_iter < max_iter else "")
     )
     progress.message(f"{what} in {fit_seconds:.1f} s to {args.out}")
     return 0
@@ -219,7 +272,8 @@ def _warn_single_era(est, n_eras, eras, args):
     the estimator's warning it replaces (a pattern), or none."""
     from .._eras import era_options_text
 
-    options = era_options_text(est)
+    members = [m for _, m in getattr(est, "estimators", None) or ()]
+    options = [o for m in members or [est] for o in era_options_text(m)]
     if not options or n_eras > 1:
         return []
     flags = [
@@ -228,6 +282,8 @@ def _warn_single_era(est, n_eras, eras, args):
         else f"--param {o}"
         for o in options
     ]
+    if members:  # --model recommended
+        flags = ["--model recommended"]
     _warn(
         f"the era column {args.era!r} of {args.data} holds a single era "
         f"({eras[:1].tolist()[0]!r}), so {', '.join(flags)} cannot compare "

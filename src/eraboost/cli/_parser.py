@@ -104,6 +104,14 @@ def build_parser():
         default="auto",
         help="auto: regression for a numeric target",
     )
+    p.add_argument(
+        "--model",
+        choices=("booster", "recommended"),
+        default="booster",
+        help="booster: one model (--split-type); recommended: the average of "
+        "split_type original and directional with irf_penalty=1 "
+        "(EraEnsembleRegressor/Classifier; --param sets both members)",
+    )
     p.add_argument("--split-type", choices=SPLIT_TYPE_CHOICES, help="default: original")
     p.add_argument(
         "--boltzmann-alpha", type=float, help="e.g. 0, 2, --boltzmann-alpha=-inf"

@@ -1,7 +1,7 @@
 """Model files that hold data, never objects: :func:`save_model`, :func:`load_model`.
 
 A model file (format 2) is a zip of ``model.json`` and a few ``.npy``
-arrays. ``model.json`` names the estimator's class (one of five), its
+arrays. ``model.json`` names the estimator's class (one of seven), its
 parameters as plain JSON values, its fitted state as the fields that
 its schema declares for that class, the shape and dtype of
 each array member, free metadata, and the versions of eraboost,
@@ -42,7 +42,7 @@ you trust.
 The package, by role: the value codec (``_values``), the zip container
 (``_container``), the reading of typed fields (``_fields``), the trees and
 the bin mapper (``_trees``), one schema per kind of estimator
-(``_booster``, ``_forest``, ``_robust``), the registry of kinds
+(``_booster``, ``_forest``, ``_robust``, ``_ensemble``), the registry of kinds
 (``_registry``), the files as a whole (``_files``: save and load), the
 bounds (``_limits``) and format 1 conversion (``_legacy``).
 """

@@ -169,7 +169,8 @@ def _read_model(archive, path, infos, digests, doc):
         refuse("its metadata must be a JSON object")
     check_json_value(metadata, "metadata")
     kind = KINDS[name]
-    est = make_estimator(estimator_class(name), doc["params"])
+    make = getattr(kind.schema, "make", make_estimator)
+    est = make(estimator_class(name), doc["params"])
     arrays = DeclaredArrays(archive, doc["arrays"], digests)
     fitted = doc["fitted"]
     if not isinstance(fitted, dict):
@@ -233,8 +234,9 @@ def save_model(estimator, path, *, metadata=None):
     ----------
     estimator : fitted eraboost estimator
         A ``HistGradientBoostingRegressor`` or ``...Classifier``, an
-        ``InvariantForestRegressor`` or ``...Classifier``, or a
-        ``RobustTreeClassifier``.
+        ``InvariantForestRegressor`` or ``...Classifier``, a
+        ``RobustTreeClassifier``, or an ``EraEnsembleRegressor`` or
+        ``...Classifier`` of them.
     path : str or Path
         The model file (any extension; ``.skops`` is the convention).
     metadata : dict, default=None
@@ -282,10 +284,13 @@ def model_bytes(estimator, metadata, path, check_is_fitted=None, check=True):
         check_is_fitted(estimator)
     prefix = f"cannot save this model to {path}: "
     try:
-        params = {
-            key: encode_param(value, key)
-            for key, value in estimator.get_params(deep=False).items()
-        }
+        if hasattr(kind.schema, "params"):
+            params = kind.schema.params(estimator)
+        else:
+            params = {
+                key: encode_param(value, key)
+                for key, value in estimator.get_params(deep=False).items()
+            }
         meta = metadata_to_json(dict(metadata or {}), "metadata")
         arrays = {}
         fitted = kind.schema.store(estimator, arrays)

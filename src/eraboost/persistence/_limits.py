@@ -11,6 +11,8 @@ MAX_NESTING = 32
 MAX_FEATURES = 2**24
 MAX_PARAM_ARRAY = 10**6
 MAX_SAMPLES = 2**40
+# members of an ensemble
+MAX_MEMBERS = 64
 # members larger than this may not compress more than MAX_RATIO to 1
 # (arrays of a model hold varied values; a bomb of zeros compresses ~1000:1)
 RATIO_FROM = 16 * 2**20

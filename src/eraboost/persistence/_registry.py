@@ -11,7 +11,14 @@ fields of ``model.json``) and five functions:
   is read; returns what ``load`` needs;
 - ``load(est, fitted, arrays, planned)``: sets the fitted state;
 - ``check(est, is_classifier)``: the fitted state that predict relies on;
-- ``finish(est)``: what is checked or derived once the state is sound.
+- ``finish(est)``: what is checked or derived once the state is sound;
+
+and may define two more, where its parameters are not plain values (the
+ensembles' members):
+
+- ``params(est)``: the parameters as JSON (else each parameter encoded);
+- ``make(cls, params)``: the estimator made from them (else
+  :func:`make_estimator`).
 
 A new kind is one schema module and one line of :data:`KINDS`.
 """
@@ -19,7 +26,7 @@ A new kind is one schema module and one line of :data:`KINDS`.
 from dataclasses import dataclass
 from importlib import import_module
 
-from . import _booster, _forest, _robust
+from . import _booster, _ensemble, _forest, _robust
 from ._errors import refuse
 from ._fields import declared_fields
 from ._values import decode_param
@@ -41,6 +48,8 @@ KINDS = {
     "InvariantForestRegressor": Kind("forest", _forest, False),
     "InvariantForestClassifier": Kind("forest", _forest, True),
     "RobustTreeClassifier": Kind("robust", _robust, True),
+    "EraEnsembleRegressor": Kind("ensemble", _ensemble, False),
+    "EraEnsembleClassifier": Kind("ensemble", _ensemble, True),
 }
 
 
