@@ -572,3 +572,21 @@ def test_strings_from_the_file_are_escaped_in_messages(saved, tmp_path):
     text = _refused(path, "a newer eraboost wrote it")
     assert "written by eraboost 9.9\\x1b[31m\\nTraceback" in text
     assert not any(c in text for c in "\x1b\r\x07")
+
+
+# -- many small trees: predict adds them in one pass (issue 62, item 1) ----------
+@pytest.mark.parametrize("name", ["regressor", "multiclass", "categorical"])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_one_pass_over_the_trees_sums_as_tree_by_tree(fitted_models, name, n_threads):
+    # predict walks every tree of a row in one call (a file of 285,000
+    # single-leaf trees spent its time in one call per tree); the reference
+    # is staged_predict's tree-by-tree sums, which must agree bit for bit
+    est, X = fitted_models[name]
+    X = X.copy()
+    if hasattr(X, "iloc"):
+        X.iloc[::7, 0] = np.nan
+        X.loc[::5, "sector"] = np.nan  # a missing category
+    else:
+        X[::7, 0] = np.nan
+    *_, reference = est._staged_raw_predict(X)
+    np.testing.assert_array_equal(est._raw_predict(X, n_threads), reference)

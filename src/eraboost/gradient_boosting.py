@@ -57,6 +57,7 @@ from ._engine.binning import (
 )
 from ._engine.engine import IRF_VARIANCES, EngineSettings, build_engine
 from ._engine.grower import TreeGrower
+from ._engine.predictor import add_raw_predictions, stacked_trees
 from ._eras import (
     EncodedEras,
     check_boltzmann_alpha,
@@ -1395,7 +1396,11 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
             X = self._check_X(X, reset=False, mixed=True)
         if isinstance(X, MixedMatrix):
             return self._raw_predict_mixed(X, n_threads)
-        *_, raw = self._raw_stages(X, is_binned, n_threads)
+        if is_binned:
+            *_, raw = self._raw_stages(X, is_binned, n_threads)
+            return raw
+        raw = self._baseline_raw(X.shape[0])
+        add_raw_predictions(stacked_trees(self._predictors), X, raw, n_threads)
         return raw
 
     def _raw_predict_mixed(self, X, n_threads=None):
@@ -1404,10 +1409,13 @@ class BaseHistGradientBoosting(BaseEstimator, ABC):
         time (the same sums, row by row, as for the whole table)."""
         raw = self._baseline_raw(X.shape[0])
         step = max(1, _MIXED_BLOCK_VALUES // max(X.shape[1], 1))
+        stacked = stacked_trees(self._predictors)
         for start in range(0, X.shape[0], step):
             rows = slice(start, start + step)
-            *_, block = self._raw_stages(X.to_float64(rows), False, n_threads)
-            raw[rows] = block
+            block = X.to_float64(rows)
+            raw_block = self._baseline_raw(block.shape[0])
+            add_raw_predictions(stacked, block, raw_block, n_threads)
+            raw[rows] = raw_block
         return raw
 
     def _baseline_raw(self, n_samples):

@@ -67,6 +67,52 @@ def predict_raw(const node_t[::1] nodes, const raw_t[:, :] X,
             out[i] = node.value
 
 
+def predict_raw_trees(const node_t[::1] nodes, const Py_ssize_t[::1] node_starts,
+                      const Py_ssize_t[::1] bitset_starts,
+                      const Py_ssize_t[::1] columns, const raw_t[:, :] X,
+                      const uint32_t[:, ::1] cat_bitsets, double[::1, :] raw,
+                      int n_threads):
+    """raw[i, columns[t]] += value of the leaf of tree t reached by row i,
+    for every tree t in order: :func:`predict_raw` of many trees in one call.
+
+    The trees' nodes are concatenated in ``nodes``, tree t from
+    ``node_starts[t]`` (its child indices relative to it), and their
+    category bitsets in ``cat_bitsets``, from ``bitset_starts[t]``. Each
+    element of ``raw`` gets the same additions, in the same order, as
+    adding the trees' predictions one tree after the other.
+    """
+    cdef Py_ssize_t i, t, base, n = X.shape[0], n_trees = node_starts.shape[0]
+    cdef const node_t *node
+    cdef const uint32_t *bits
+    cdef double x
+    cdef bint left
+    cdef int nt = threads_for_rows(n, n_threads)
+    if bitset_starts.shape[0] != n_trees or columns.shape[0] != n_trees:
+        raise ValueError("one start of bitsets and one column per tree")
+    with nogil:
+        for i in prange(n, schedule='static', num_threads=nt):
+            for t in range(n_trees):
+                base = node_starts[t]
+                node = &nodes[base]
+                while not node.is_leaf:
+                    x = <double>X[i, node.feature]
+                    if isnan(x):
+                        left = node.missing_left
+                    elif node.is_categorical:
+                        if x < 0.0 or x >= node.threshold:
+                            left = node.missing_left
+                        else:
+                            bits = &cat_bitsets[bitset_starts[t] + node.bitset_idx, 0]
+                            left = in_bitset(bits, <unsigned int>x)
+                    else:
+                        left = x <= node.threshold
+                    if left:
+                        node = &nodes[base + node.left]
+                    else:
+                        node = &nodes[base + node.right]
+                raw[i, columns[t]] += node.value
+
+
 def predict_binned(const node_t[::1] nodes, const BIN_t[:, :] X,
                    const uint32_t[::1] missing_bin,
                    const uint32_t[:, ::1] cat_bitsets, double[::1] out,
