@@ -266,9 +266,9 @@ CATEGORICAL = {
 
 def test_codes():
     """The split types' codes are ``_common.SPLIT_TYPES`` (``_splitting``
-    checks the C enum against it on import); the penalties' are 0 and 1."""
+    checks the C enum against it on import); the penalties' are 0, 1 and 2."""
     assert SPLIT_TYPES == {"original": 0, "era": 1, "directional": 2}
-    assert sorted(PENALTY_KINDS.values()) == [0, 1]
+    assert sorted(PENALTY_KINDS.values()) == [0, 1, 2]
 
 
 @pytest.mark.parametrize("split_type", ["original", "era", "directional"])
@@ -410,7 +410,7 @@ def test_bad_codes_are_refused():
             1,
         )
     with pytest.raises(ValueError, match="penalty_kind must be"):
-        Case(0, 3, "era", penalty_kind=2)
+        Case(0, 3, "era", penalty_kind=max(PENALTY_KINDS.values()) + 1)
 
 
 def test_missing_or_short_buffers_are_refused():
