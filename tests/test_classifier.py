@@ -14,7 +14,7 @@ from eraboost import HistGradientBoostingClassifier, HistGradientBoostingRegress
 from eraboost._eras import era_train_val_split
 from eraboost.demo import make_era_classification_data
 from tests._sklearn_threads import scikit_learn_on_one_thread  # noqa: F401
-from tests.engine.test_criteria import check_tree
+from tests.engine.helpers import check_tree
 
 SPLIT_TYPES = ["original", "era", "directional"]
 

@@ -8,7 +8,7 @@ import pytest
 from sklearn.base import clone
 
 from eraboost import HistGradientBoostingRegressor
-from tests.engine.test_criteria import SPLIT_TYPES, make_era_data
+from tests.engine.helpers import SPLIT_TYPES, make_era_data
 
 
 @pytest.mark.parametrize("split_type", SPLIT_TYPES)

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -31,9 +30,7 @@ from eraboost import (
 from eraboost.cli import INTERRUPTED
 from eraboost.demo import make_era_data
 from eraboost.metrics import era_scores, era_summary
-
-FEATURES = [f"feature_{i}" for i in range(10)]
-SCRIPT = Path(sys.executable).with_name("eraboost")
+from tests.cli.helpers import FEATURES, SCRIPT, read_csv, run, write
 
 
 class Marker:
@@ -45,42 +42,14 @@ class Marker:
         return (open, (str(Marker.path), "w"))
 
 
-def _write(path, X, y, eras, extra=None):
-    cols = {name: X[:, j] for j, name in enumerate(FEATURES)}
-    cols["target"] = y
-    cols["era"] = np.array([f"era{e:03d}" for e in eras])
-    cols["note"] = np.array(["text"] * len(y))  # a column never to be read
-    cols.update(extra or {})
-    pq.write_table(pa.table(cols), path)
-
-
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     d = tmp_path_factory.mktemp("cli")
     X, y, eras, edges = make_era_data(12, 300, seed=0)
-    _write(d / "train.parquet", X, y, eras)
+    write(d / "train.parquet", X, y, eras)
     Xt, yt, et, _ = make_era_data(6, 300, spurious_sign=-1.0, seed=1, edges=edges)
-    _write(d / "test.parquet", Xt, yt, et + 100)
+    write(d / "test.parquet", Xt, yt, et + 100)
     return d, (X, y, eras), (Xt, yt, et + 100)
-
-
-def run(args, cwd, module=False, **kw):
-    # from another folder: the installed package, not the source tree
-    cmd = [sys.executable, "-m", "eraboost"] if module else [str(SCRIPT)]
-    return subprocess.run(
-        cmd + [str(a) for a in args],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        **kw,
-    )
-
-
-def _read_csv(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def test_train_predict_report_end_to_end(data):
@@ -145,7 +114,7 @@ def test_train_predict_report_end_to_end(data):
     assert table.column_names == ["era", "prediction"]
     expected = ref.predict(Xt)
     np.testing.assert_array_equal(table.column("prediction").to_numpy(), expected)
-    rows = _read_csv(d / "pred.csv")
+    rows = read_csv(d / "pred.csv")
     np.testing.assert_allclose(
         [float(r["prediction"]) for r in rows], expected, rtol=1e-15
     )
@@ -182,8 +151,8 @@ def test_train_predict_report_end_to_end(data):
         "original": load_model(d / "original.skops").predict(Xt),
         "directional": expected,
     }
-    scores_rows = _read_csv(rep / "era_scores.csv")
-    summary_rows = {r["model"]: r for r in _read_csv(rep / "summary.csv")}
+    scores_rows = read_csv(rep / "era_scores.csv")
+    summary_rows = {r["model"]: r for r in read_csv(rep / "summary.csv")}
     for name, pred in preds.items():
         labels, scores = era_scores(yt, pred, era_labels, "pearson", return_eras=True)
         assert [r["era"] for r in scores_rows] == list(labels)
@@ -348,7 +317,7 @@ def bad_files(data):
     d, (X, y, eras), _ = data
     y_nan = y.copy()
     y_nan[[3, 10]] = np.nan
-    _write(d / "nan_target.parquet", X, y_nan, eras)
+    write(d / "nan_target.parquet", X, y_nan, eras)
     (d / "garbage.parquet").write_bytes(b"this is not a parquet file\n" * 10)
     (d / "garbage.skops").write_bytes(b"not a model")
     Marker.path = d / "code-ran"
@@ -702,7 +671,7 @@ def test_a_special_output_file_is_never_deleted(data, tmp_path):
     # (40,000 rows of a 3-tree model made a 37 KB file, which the pipe could
     # take whole before the reader left)
     Xt, yt, et, _ = make_era_data(200, 1000, seed=2)
-    _write(tmp_path / "big.parquet", Xt, yt, et)
+    write(tmp_path / "big.parquet", Xt, yt, et)
     regular = tmp_path / "regular.parquet"
     res = run(["predict", model, tmp_path / "big.parquet", "--out", regular], d)
     assert res.returncode == 0, res.stderr
@@ -843,8 +812,8 @@ def test_new_parameters_and_validation_data(data, tmp_path):
 def test_classifier_probabilities(data, tmp_path):
     _, (X, y, eras), (Xt, _, _) = data
     labels = np.where(y > 0.5, "up", np.where(y < -0.5, "down", "flat"))
-    _write(tmp_path / "train.parquet", X, labels, eras)
-    _write(tmp_path / "test.parquet", Xt, np.zeros(len(Xt)), np.zeros(len(Xt), int))
+    write(tmp_path / "train.parquet", X, labels, eras)
+    write(tmp_path / "test.parquet", Xt, np.zeros(len(Xt)), np.zeros(len(Xt), int))
     res = run(_train_args("clf.skops", "--param", "max_iter=10"), tmp_path)
     assert res.returncode == 0, res.stderr
     ref = HistGradientBoostingClassifier(max_iter=10, random_state=0)
@@ -854,7 +823,7 @@ def test_classifier_probabilities(data, tmp_path):
             ["predict", "clf.skops", "test.parquet", "--out", out, *extra], tmp_path
         )
         assert res.returncode == 0, res.stderr
-    rows = _read_csv(tmp_path / "labels.csv")
+    rows = read_csv(tmp_path / "labels.csv")
     assert [r["prediction"] for r in rows] == list(ref.predict(Xt))
     table = pq.read_table(tmp_path / "proba.parquet")
     assert table.column_names == ["era", "proba_down", "proba_flat", "proba_up"]
@@ -872,12 +841,12 @@ def test_categorical_feature_columns(data, tmp_path):
     sector = rng.choice(["energy", "health", "tech"], size=len(y))
     grade = rng.randint(0, 4, size=len(y)).astype(np.int8)
     y_cat = y + (sector == "tech") - 0.5 * (grade == 2)
-    _write(
+    write(
         tmp_path / "train.parquet", X, y_cat, eras, {"sector": sector, "grade": grade}
     )
     new_sector = rng.choice(["energy", "tech", "unknown"], size=len(Xt))
     new_grade = rng.randint(0, 5, size=len(Xt)).astype(np.int8)
-    _write(
+    write(
         tmp_path / "test.parquet",
         Xt,
         np.zeros(len(Xt)),
@@ -1049,7 +1018,7 @@ def test_report_of_a_model_named_era(data, tmp_path):
     with open(tmp_path / "rep" / "era_scores.csv", newline="") as f:
         header = next(csv.reader(f))
     assert header == ["era", "era (model)", "original", "era (model)-2"]
-    rows = _read_csv(tmp_path / "rep" / "summary.csv")
+    rows = read_csv(tmp_path / "rep" / "summary.csv")
     assert [r["model"] for r in rows] == header[1:]
     from eraboost.cli.report import write_report
 
@@ -1061,7 +1030,7 @@ def test_continuous_target_as_classes_names_the_fix(data, tmp_path):
     _, (X, y, eras), _ = data
     # Numerai's targets: 0, 0.25, 0.5, 0.75, 1
     levels = np.digitize(y, np.quantile(y, [0.2, 0.4, 0.6, 0.8])) / 4
-    _write(tmp_path / "levels.parquet", X, levels, eras)
+    write(tmp_path / "levels.parquet", X, levels, eras)
     args = _train_args("m.skops", "--task", "classification", data="levels.parquet")
     line = _one_error_line(run(args, tmp_path))
     assert "target column 'target' of levels.parquet holds continuous values" in line
@@ -1075,10 +1044,10 @@ def test_drop_missing_target(data, tmp_path):
     _, (X, y, eras), (Xt, yt, et) = data
     y_nan = y.copy()
     y_nan[[3, 10, 500]] = np.nan
-    _write(tmp_path / "nan.parquet", X, y_nan, eras)
+    write(tmp_path / "nan.parquet", X, y_nan, eras)
     yt_nan = yt.copy()
     yt_nan[:7] = np.nan
-    _write(tmp_path / "test_nan.parquet", Xt, yt_nan, et)
+    write(tmp_path / "test_nan.parquet", Xt, yt_nan, et)
     args = _train_args("m.skops", "--param", "max_iter=5", data="nan.parquet")
     line = _one_error_line(run(args, tmp_path))
     assert "has 3 missing values (NaN); drop those rows first, or pass " in line
@@ -1110,7 +1079,7 @@ def test_drop_missing_target(data, tmp_path):
     assert "dropped 7 of 1,800 rows of test_nan.parquet" in res.stderr
     labels = np.array([f"era{e:03d}" for e in et])
     scores = era_scores(yt[7:], ours.predict(Xt[7:]), labels[7:], "pearson")
-    rows = _read_csv(tmp_path / "rep" / "era_scores.csv")
+    rows = read_csv(tmp_path / "rep" / "era_scores.csv")
     np.testing.assert_allclose([float(r["m"]) for r in rows], scores)
 
 
@@ -1462,7 +1431,7 @@ def test_convert_a_model_file_of_format_1(data, tmp_path):
     assert res.returncode == 0, res.stderr
     res = run(["predict", new, "test.parquet", "--out", tmp_path / "p.csv"], d)
     assert res.returncode == 0, res.stderr
-    got = [float(r["prediction"]) for r in _read_csv(tmp_path / "p.csv")]
+    got = [float(r["prediction"]) for r in read_csv(tmp_path / "p.csv")]
     np.testing.assert_array_equal(got, est.predict(Xt))
     # converting a format 2 file: one line saying it is not of format 1
     line = _one_error_line(run(["convert", new, "--out", tmp_path / "x.skops"], d))

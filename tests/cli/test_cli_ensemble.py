@@ -6,14 +6,14 @@ import pytest
 
 from eraboost import EraEnsembleClassifier, EraEnsembleRegressor, load_model
 from eraboost.demo import make_era_data
-from tests.cli.test_cli import FEATURES, _read_csv, _write, run
+from tests.cli.helpers import FEATURES, read_csv, run, write
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     d = tmp_path_factory.mktemp("cli_ensemble")
     X, y, eras, _ = make_era_data(8, 150, seed=2)
-    _write(d / "train.parquet", X, y, eras, {"label": (y > 0).astype(np.int64)})
+    write(d / "train.parquet", X, y, eras, {"label": (y > 0).astype(np.int64)})
     return d, (X, y, eras)
 
 
@@ -40,7 +40,7 @@ def test_train_recommended_is_the_ensemble_fitted_in_python(data):
     # predict reads it as any model file
     res = run(["predict", "rec.skops", "train.parquet", "--out", "p.csv"], d)
     assert res.returncode == 0, res.stderr
-    got = np.array([float(r["prediction"]) for r in _read_csv(d / "p.csv")])
+    got = np.array([float(r["prediction"]) for r in read_csv(d / "p.csv")])
     np.testing.assert_allclose(got, ref.predict(X), rtol=1e-12)
 
 
@@ -81,7 +81,7 @@ def test_train_recommended_refuses_what_it_fixes(data, extra, message):
 
 def test_train_recommended_on_a_single_era_says_so_once(data, tmp_path):
     _, (X, y, _) = data
-    _write(tmp_path / "one.parquet", X, y, np.zeros(len(y), dtype=int))
+    write(tmp_path / "one.parquet", X, y, np.zeros(len(y), dtype=int))
     args = ["train", "one.parquet", "--target", "target", *COMMON]
     res = run([*args, "--model", "recommended", "--out", "one.skops"], tmp_path)
     assert res.returncode == 0, res.stderr

@@ -14,20 +14,9 @@ from sklearn.ensemble._hist_gradient_boosting.binning import (
     _BinMapper as SkBinMapper,
 )
 
-from eraboost._engine.binning import (
-    WEIGHTED_BINNING,
-    BinMapper,
-    find_binning_thresholds,
-)
+from eraboost._engine.binning import BinMapper, find_binning_thresholds
 from tests._sklearn_threads import scikit_learn_on_one_thread  # noqa: F401
-
-
-def fit_sklearn_mapper(mapper, X, sample_weight=None):
-    """Fit scikit-learn's ``_BinMapper`` with the weights it takes: before
-    1.9 it bins without them, and so does eraboost there."""
-    if WEIGHTED_BINNING:
-        return mapper.fit(X, sample_weight=sample_weight)
-    return mapper.fit(X)
+from tests.engine.helpers import fit_sklearn_mapper
 
 
 def assert_same_binning(X, max_bins=255, sample_weight=None, **kw):

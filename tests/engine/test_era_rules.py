@@ -14,8 +14,7 @@ from eraboost._engine._common import SPLIT_TYPES as SPLIT_CODES
 from eraboost._engine._common import era_options_set
 from eraboost._engine.engine import EngineSettings
 from tests.engine import reference
-from tests.engine.test_criteria import check_node, engine_tree, gradients
-from tests.engine.test_splitting import CATEGORICAL, Case
+from tests.engine.helpers import CATEGORICAL, Case, check_node, engine_tree, gradients
 
 SPLIT_TYPES = ["original", "era", "directional"]
 

@@ -15,8 +15,8 @@ from eraboost._engine._histogram import SparseHistogram
 from eraboost._engine.binning import BinMapper
 from eraboost._engine.engine import EngineSettings, build_engine
 from eraboost._engine.grower import TreeGrower
+from tests.engine.helpers import check_tree
 from tests.engine.reference import best_split
-from tests.engine.test_criteria import check_tree
 
 SPLIT_TYPES = ["original", "era", "directional"]
 

@@ -14,7 +14,7 @@ from eraboost._engine import _memory, binning
 from eraboost._engine._binning import int_column_range, int_value_counts
 from eraboost._engine.binning import BinMapper
 from tests._sklearn_threads import scikit_learn_on_one_thread  # noqa: F401
-from tests.engine.test_binning import fit_sklearn_mapper
+from tests.engine.helpers import fit_sklearn_mapper
 
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16]
 

@@ -9,15 +9,15 @@ from eraboost._engine._criteria import (
     every_era_on_both_sides,
     value_variance_penalty,
 )
-from tests.engine.reference import best_split, difference_penalty
-from tests.engine.reference import invariance_penalty as ref_penalty
-from tests.engine.test_criteria import (
+from tests.engine.helpers import (
     SPLIT_TYPES,
     check_node,
     engine_tree,
     gradients,
     make_era_data,
 )
+from tests.engine.reference import best_split, difference_penalty
+from tests.engine.reference import invariance_penalty as ref_penalty
 
 OPTIONS = [
     {"irf_penalty": 0.5},

@@ -14,19 +14,17 @@ from eraboost import (
 )
 from eraboost._eras import EncodedEras, group_eras
 from eraboost.metrics import EraScorer
-from tests.engine.reference import agreement, best_split, era_groups_of
-from tests.engine.test_criteria import (
+from tests.engine.helpers import (
+    CATEGORICAL,
     SPLIT_TYPES,
+    Case,
     check_node,
     engine_tree,
     gradients,
     make_era_data,
-)
-from tests.engine.test_splitting import (
-    CATEGORICAL,
-    Case,
     same_splits_either_way,
 )
+from tests.engine.reference import agreement, best_split, era_groups_of
 from tests.model_mutations import read_model_file, write_model_file
 
 

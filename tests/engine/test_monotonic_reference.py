@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from tests.engine import reference
-from tests.engine.test_splitting import Case
+from tests.engine.helpers import Case
 
 MONOTONIC = [1, -1, 1, -1]
 
