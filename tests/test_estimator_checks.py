@@ -70,5 +70,8 @@ def expected_failed_checks(estimator):
 # the checks fit without eras: the era options' warning is expected there
 # (tests/test_era_options.py asserts it)
 @pytest.mark.filterwarnings("ignore:.*given without eras:UserWarning")
+# check_classifiers_one_label fits one class on purpose; tests/test_messages.py
+# asserts the constant target's warning
+@pytest.mark.filterwarnings("ignore:y holds a single class:UserWarning")
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
