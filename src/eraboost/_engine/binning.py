@@ -34,7 +34,6 @@ code c is bin c, as in scikit-learn; the missing-value bin is k.
 """
 
 from concurrent.futures import ThreadPoolExecutor
-from contextvars import copy_context
 from itertools import pairwise
 
 import numpy as np
@@ -585,18 +584,20 @@ class BinMapper:
             )
         )
         found = []
+        # the caller's np.errstate set in each task: NumPy keeps it per thread
+        errors = np.geterr()
+
+        def find_column(col):
+            with np.errstate(**errors):
+                return find(col, self.max_bins, sample_weight, weighted)
+
         with ThreadPoolExecutor(max_workers=n_threads) as pool:
             for f0 in range(0, X.shape[1], _COLUMN_CHUNK):
                 block = X[:, f0 : f0 + _COLUMN_CHUNK]
                 if subset is not None:
                     block = block.take(subset, axis=0)
-                # each task in a copy of the caller's context, so that the
-                # caller's np.errstate holds in the threads too (NumPy 2)
-                contexts = [copy_context() for _ in range(block.shape[1])]
                 found += pool.map(
-                    lambda j, block=block, contexts=contexts: contexts[j].run(
-                        find, block[:, j], self.max_bins, sample_weight, weighted
-                    ),
+                    lambda j, block=block: find_column(block[:, j]),
                     range(block.shape[1]),
                 )
         return found
