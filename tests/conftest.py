@@ -3,7 +3,6 @@ test_model_file_attacks.py): one fitted model of every kind a model file
 holds, fitted once a session, on first use."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from eraboost import (
@@ -16,6 +15,9 @@ from eraboost import (
 
 
 def _frame(X, seed):
+    # pandas is imported here: the wheel's smoke tests run without it
+    import pandas as pd
+
     rng = np.random.RandomState(seed)
     df = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
     df["sector"] = pd.Categorical(rng.choice(["a", "b", "c", "d"], size=len(df)))
