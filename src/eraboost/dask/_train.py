@@ -252,18 +252,30 @@ class TreeBuilder:
                 self._find(child)
 
 
-def boost(cluster, local, builder, max_iter, stop_when_stalled, sampler, shard_rows):
-    """The boosting rounds; fills ``local._predictors``.
+def boost(
+    cluster,
+    local,
+    builder,
+    max_iter,
+    stop_when_stalled,
+    sampler,
+    shard_rows,
+    early_stopping=None,
+):
+    """The boosting rounds; extends ``local._predictors`` (a warm start's
+    iterations first) up to ``max_iter`` iterations.
 
     ``sampler`` is the single machine's ``TreeSampler`` (its stream, drawn
     here in its order); ``shard_rows`` each shard's row numbers in the
-    table, to hand each shard its part of a row draw (None when no rows
-    are drawn). Returns the bytes the driver received for each tree.
+    training rows, to hand each shard its part of a row draw (None when no
+    rows are drawn); ``early_stopping`` an ``_validation.EarlyStopping``
+    (None: off), scored after each iteration as the single machine scores.
+    Returns the bytes the driver received for each tree.
     """
     K = local.n_trees_per_iteration_
     mapper = local._bin_mapper
     received = []
-    for _ in range(max_iter):
+    for _ in range(len(local._predictors), max_iter):
         cluster.call("update_gradients")
         mask = sampler.iteration_rows()
         in_bag = None if mask is None else [mask[rows] for rows in shard_rows]
@@ -281,6 +293,8 @@ def boost(cluster, local, builder, max_iter, stop_when_stalled, sampler, shard_r
                 cluster.call("add_leaves", k, values)
             else:
                 cluster.call("add_leaves", k, values, predictor, mapper.missing_bin_)
+        if early_stopping is not None and early_stopping.step(local._predictors[-1]):
+            break
         if stop_when_stalled and n_split == 0:
             break
     return np.asarray(received, dtype=np.int64)

@@ -155,3 +155,31 @@ class EraShard:
             for node, value in values.items():
                 self.raw[self.nodes[node], k] += value
         self.nodes = {}
+
+    def add_stages(self, stages, missing_bin):
+        """Add the trees of ``stages`` (a list of iterations, each a list
+        of predictors, one per column) to the raw predictions, in order, as
+        the single machine adds them (a warm start's trees, a validation
+        shard's new iteration)."""
+        for stage in stages:
+            for k, predictor in enumerate(stage):
+                self.raw[:, k] += predictor.predict_binned(
+                    self.X_binned, missing_bin, 1
+                )
+
+    def loss_sum(self):
+        """The early-stopping loss's share of the shard: the sum of its
+        rows' losses at the raw predictions (weighted) and the sum of their
+        weights (the number of rows when unweighted)."""
+        raw = self.raw[:, 0] if self.K == 1 else self.raw
+        per_row = np.empty(self.n_rows(), dtype=self.y.dtype)
+        self.loss.loss(
+            y_true=self.y,
+            raw_prediction=raw,
+            sample_weight=None,
+            loss_out=per_row,
+            n_threads=1,
+        )
+        if self.sample_weight is None:
+            return float(per_row.sum()), float(self.n_rows())
+        return float(per_row @ self.sample_weight), float(self.sample_weight.sum())
