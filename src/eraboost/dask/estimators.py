@@ -257,6 +257,9 @@ class _DaskBoosting(BaseEstimator):
         ):
             if hasattr(local, name):
                 setattr(self, name, getattr(local, name))
+            elif hasattr(self, name):
+                # an earlier fit's attribute that this fit does not set
+                delattr(self, name)
         self.n_iter_ = local.n_iter_
         return self
 
