@@ -152,6 +152,8 @@ def test_warm_start_continues_as_the_single_machine(client, early_stopping):
     assert_same_fit(est, ref, np.std(y))
     with pytest.raises(ValueError, match="the eras differ"):
         est.fit(dX, dy, dw, eras=chunked(eras[::-1])[0])
+    with pytest.raises(ValueError, match="max_iter=3 must be larger than or equal"):
+        est.set_params(max_iter=3).fit(dX, dy, dw, eras=de)
 
 
 def test_keep_best_iteration_as_the_single_machine(client):
