@@ -3,7 +3,8 @@ the single-machine fit's trees on the same rows.
 
 On clusters of 2 (and, in the slow suite, 3) worker processes, with
 chunks that cut through eras, for ``original``, ``era`` and
-``directional``, the regressor and the binary classifier: identical
+``directional``, the regressor and the classifier (binary; multiclass
+without monotonic constraints, which it refuses): identical
 splits and leaf values within 1e-9 of the target's scale (the checks of
 test_parity.py). Each option is first shown to change the single
 machine's trees on these data, so that the comparison exercises it.
@@ -124,6 +125,35 @@ def test_binary_classifier_same_trees(client, option, split_type):
     dX = chunked(X)[0]
     np.testing.assert_allclose(
         est.predict_proba(dX).compute(), ref.predict_proba(X), rtol=0, atol=1e-9
+    )
+
+
+@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+def test_multiclass_same_trees(client, split_type):
+    """Interaction constraints and era groups on three classes (monotonic
+    constraints are refused there, as on one machine)."""
+    X, y, eras, w = era_data(n=2000, p=P, seed=1)
+    labels = np.array(["low", "mid", "high"])
+    yc = labels[np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))]
+    params = dict(
+        split_type=split_type,
+        max_leaf_nodes=8,
+        min_samples_leaf=60,
+        **INTERACTION,
+        **GROUPS,
+    )
+    if split_type == "original":
+        params["irf_penalty"] = 1.0
+    _check(
+        client,
+        DaskHistGradientBoostingClassifier,
+        HistGradientBoostingClassifier,
+        X,
+        yc,
+        w,
+        eras,
+        params,
+        1.0,
     )
 
 
