@@ -102,6 +102,8 @@ def test_regressor_same_trees(client, option, split_type):
     )
     np.testing.assert_array_equal(est.eras_, ref.eras_)
     assert est.n_eras_ == ref.n_eras_
+    # the fit signature (warm starts) is the user's eras', as on one machine
+    assert est.to_local()._fit_signature == ref._fit_signature
 
 
 @pytest.mark.parametrize("split_type", SPLIT_TYPES)
