@@ -26,6 +26,7 @@ from ._placement import (
     as_row_blocks,
     check_partitions,
     era_inventory,
+    group_inventory,
     place_eras,
     shuffle_to_workers,
 )
@@ -37,9 +38,6 @@ __all__ = ["DaskHistGradientBoostingClassifier", "DaskHistGradientBoostingRegres
 
 #: Options the Dask fit does not do yet, and the values that leave them off.
 _OFF = {
-    "era_groups": None,
-    "monotonic_cst": None,
-    "interaction_cst": None,
     "warm_start": False,
     "keep_best_iteration": False,
     "class_weight": None,
@@ -161,14 +159,25 @@ class _DaskBoosting(BaseEstimator):
         n_samples = int(X.shape[0])
         self._refuse_unsupported(n_samples)
         inventory = era_inventory(client, eras)
+        # the fit signature's eras: the user's, before any grouping
+        signature_eras = (eras, inventory.labels)
+        group_of = None
+        if self.era_groups is not None:
+            # every use of the eras sees their groups, as in the single
+            # machine's fit: whole groups are placed on the workers
+            eras, inventory, group_of = group_inventory(
+                eras, inventory, self.era_groups
+            )
         if inventory.labels.shape[0] < 2:
             raise ValueError(
-                "eras holds a single era; the Dask estimators place whole "
-                "eras on the workers and need at least two."
+                "eras holds a single era (or era_groups a single group); the "
+                "Dask estimators place whole eras on the workers and need at "
+                "least two."
             )
         self._encode_target(local, y)
         local._init_random_streams()
         local._bin_mapper = fit_bin_mapper(local, X, sw, names)
+        constraints = local._check_constraints(int(X.shape[1]))
         local._loss = local._get_loss(sample_weight=None if sw is None else np.ones(1))
         local._baseline_prediction = self._baseline(local, y, sw)
 
@@ -193,7 +202,15 @@ class _DaskBoosting(BaseEstimator):
         shards = [f.result() for f in futures]
         del pieces
         try:
-            self._train(local, Cluster(shards), inventory, client, eras)
+            self._train(
+                local,
+                Cluster(shards),
+                inventory,
+                client,
+                signature_eras,
+                group_of,
+                constraints,
+            )
         finally:
             del shards, futures
         self._local = local
@@ -210,8 +227,17 @@ class _DaskBoosting(BaseEstimator):
         self.n_iter_ = local.n_iter_
         return self
 
-    def _train(self, local, cluster, inventory, client, eras):
+    def _train(
+        self, local, cluster, inventory, client, signature_eras, group_of, constraints
+    ):
+        """Grow the trees. ``signature_eras`` are the user's eras and their
+        labels, ``group_of`` the group code of each of them (None without
+        ``era_groups``), ``constraints`` the monotonic and interaction
+        constraints (``_check_constraints``)."""
         from dask import delayed
+
+        eras, labels = signature_eras
+        monotonic_cst, interaction_cst = constraints
 
         mapper = local._bin_mapper
         has_missing = np.any(cluster.call("bin", mapper), axis=0)
@@ -256,12 +282,11 @@ class _DaskBoosting(BaseEstimator):
             n_bins,
             has_missing,
             feature_rng=local._feature_subsample_rng,
+            monotonic_cst=monotonic_cst,
+            interaction_cst=interaction_cst,
         )
         codes = client.compute(
-            [
-                delayed(_block_codes)(b, inventory.labels)
-                for b in eras.to_delayed().ravel()
-            ],
+            [delayed(_block_codes)(b, labels) for b in eras.to_delayed().ravel()],
             sync=True,
         )
         # the single machine's per-tree draws, from its stream; a row draw
@@ -273,7 +298,7 @@ class _DaskBoosting(BaseEstimator):
             self.colsample_bytree,
             self.subsample,
             self.era_subsample,
-            np.concatenate(codes) if self.era_subsample < 1.0 else None,
+            None if self.era_subsample >= 1.0 else self._era_codes(codes, group_of),
         )
         shard_rows = cluster.call("global_rows") if sampler.samples_rows else None
         local._predictors = []
@@ -297,8 +322,14 @@ class _DaskBoosting(BaseEstimator):
         digest = hashlib.blake2b(digest_size=16)
         for block in codes:
             digest.update(np.ascontiguousarray(block).tobytes())
-        digest.update(repr(np.asarray(inventory.labels).tolist()).encode())
+        digest.update(repr(np.asarray(labels).tolist()).encode())
         local._fit_signature = (int(sum(c.shape[0] for c in codes)), digest.hexdigest())
+
+    @staticmethod
+    def _era_codes(codes, group_of):
+        """Each row's era code (its group's under ``era_groups``)."""
+        codes = np.concatenate(codes)
+        return codes if group_of is None else group_of[codes].astype(np.int32)
 
     # -- fitted model --------------------------------------------------------
     def to_local(self):
