@@ -236,6 +236,23 @@ def test_unreachable_scheduler(data, monkeypatch, capsys):
         assert expected in _error(capsys)
 
 
+def test_scheduler_without_workers(data, monkeypatch, capsys):
+    from distributed import LocalCluster
+
+    from eraboost.cli import _cluster
+
+    monkeypatch.setattr(_cluster, "CONNECT_TIMEOUT_S", 1)
+    d, _ = data
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty:
+        address = empty.scheduler_address
+        args = [*_train(d, "parts", "target"), "--scheduler", address]
+        assert main([*args, "--out", str(d / "x.skops")]) == 1
+    assert (
+        f"the Dask scheduler at {address} has no workers (none joined within "
+        f"1 s): start some with dask worker {address}"
+    ) in _error(capsys)
+
+
 def test_table_checks_on_the_workers(scheduler, tmp_path, capsys):
     """The checks of ``train`` on rows read on the workers: a missing target
     (without --drop-missing-target), a single era."""
