@@ -39,9 +39,17 @@ def scheduler():
         env={"OMP_NUM_THREADS": "1"},
     )
     try:
+        from distributed import Client
+
+        with Client(cluster) as client:
+            client.run(_import_the_fit)  # the workers' imports, once
         yield cluster.scheduler_address
     finally:
         cluster.close()
+
+
+def _import_the_fit():
+    import eraboost.dask  # noqa: F401
 
 
 def _columns(n_eras=10, rows_per_era=200, seed=0):
@@ -266,6 +274,43 @@ def test_table_checks_on_the_workers(scheduler, tmp_path, capsys):
     args = [*_train(tmp_path, "one.parquet", "label"), "--scheduler", scheduler]
     assert main([*args, "--out", str(tmp_path / "x.skops")]) == 1
     assert "holds a single era; --scheduler places whole eras" in _error(capsys)
+
+
+def test_part_missing_on_the_workers(scheduler, tmp_path, monkeypatch, capsys):
+    """A part the workers cannot read (here removed once the client has
+    listed the parts): one line naming the table and the fix."""
+    from eraboost.cli import _cluster
+
+    cols, _ = _columns(n_eras=3, rows_per_era=50)
+    _write(tmp_path, cols)
+    listed = _cluster.ParquetDataset
+
+    def listed_then_removed(path):
+        table = listed(path)
+        (tmp_path / "parts" / "part1.parquet").unlink()
+        return table
+
+    monkeypatch.setattr(_cluster, "ParquetDataset", listed_then_removed)
+    args = [*_train(tmp_path, "parts", "label"), "--scheduler", scheduler]
+    assert main([*args, "--out", str(tmp_path / "x.skops")]) == 1
+    line = _error(capsys)
+    assert f"the workers cannot read {tmp_path / 'parts'}: " in line
+    assert line.endswith(
+        "give a path that every worker reads under the same name (a shared folder)"
+    )
+
+
+def test_without_dask(data, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import fails
+    d, _ = data
+    args = [*_train(d, "parts", "target"), "--scheduler", "tcp://127.0.0.1:1"]
+    assert main([*args, "--out", str(d / "x.skops")]) == 1
+    assert _error(capsys) == (
+        "eraboost: error: --scheduler needs dask and distributed: "
+        "pip install 'eraboost[dask]'"
+    )
 
 
 def _n_tasks(dask_scheduler):

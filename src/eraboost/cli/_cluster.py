@@ -58,6 +58,16 @@ def check_cluster_options(args):
         )
 
 
+def _require_dask():
+    try:
+        import dask.dataframe  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        raise CLIError(
+            "--scheduler needs dask and distributed: pip install 'eraboost[dask]'"
+        ) from None
+
+
 def _dataset_path(path):
     """A local path made absolute (the workers may run elsewhere); a URL
     (``s3://...``) as given."""
@@ -260,6 +270,7 @@ def train_on_cluster(args, note):
     from ._loading import _categorical_columns, _select_features
 
     check_cluster_options(args)
+    _require_dask()
     table = ParquetDataset(args.data)
     table.check_columns([args.target], "target column")
     table.check_columns([args.era], "era column")
@@ -300,11 +311,16 @@ def _fit(args, table, features, task, dask_est, client, note):
             ],
             sync=True,
         )
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # pyarrow's errors are ValueErrors
+        hint = (
+            "; give a path that every worker reads under the same name (a "
+            "shared folder)"
+            if isinstance(exc, (FileNotFoundError, PermissionError))
+            else ""
+        )
         raise CLIError(
-            f"the workers cannot read {args.data}: {escaped(_first_line(exc), 160)}; "
-            "give a path that every worker can read (a shared folder, or a URL "
-            "such as s3://...)"
+            f"the workers cannot read {args.data}: "
+            f"{escaped(_first_line(exc), 160)}{hint}"
         ) from None
     lengths, n_missing, eras, classes = _check_summary(summary, args)
     if n_missing:
