@@ -300,6 +300,28 @@ def test_part_missing_on_the_workers(scheduler, tmp_path, monkeypatch, capsys):
     )
 
 
+def test_lost_worker(scheduler, data, monkeypatch, capsys):
+    """A worker lost during the fit (``tests/dask/test_faults.py`` kills
+    one): one line, nothing saved."""
+    from eraboost.dask import estimators
+    from eraboost.dask._train import WorkerLostError
+
+    def lost(*args, **kwargs):
+        raise WorkerLostError("a worker holding eras of this fit was lost")
+
+    monkeypatch.setattr(estimators, "boost", lost)
+    d, _ = data
+    out = d / "lost.skops"
+    args = [*_train(d, "parts", "label"), "--scheduler", scheduler]
+    assert main([*args, "--out", str(out)]) == 1
+    assert _error(capsys) == (
+        "eraboost: error: WorkerLostError: a worker holding eras of this fit "
+        "was lost (nothing was saved; check the workers' memory and logs, then "
+        "run the command again)"
+    )
+    assert not out.exists()
+
+
 def test_without_dask(data, monkeypatch, capsys):
     import sys
 

@@ -21,6 +21,7 @@ functions that use them.
 
 import os
 import re
+from contextlib import contextmanager
 from time import perf_counter
 
 from ._errors import CLIError, escaped
@@ -211,31 +212,41 @@ def _dask_estimator(est, task):
         else DaskHistGradientBoostingClassifier
     )
     dask_est = cls(**est.get_params())
-    with cluster_words():
+    with _in_cluster_words():
         dask_est._refuse_unsupported()
     return dask_est
 
 
-class cluster_words:
-    """Turn a ValueError of the Dask estimators into a CLIError whose fix
-    is the command line's (``leave out --scheduler`` where they say to fit
-    on one machine)."""
+@contextmanager
+def _in_cluster_words():
+    """The errors of the Dask fit as one line each, with the command line's
+    fix: ``leave out --scheduler`` where the Dask estimators say to fit on
+    one machine, ``run the command again`` after a lost worker."""
+    from distributed import KilledWorker
 
-    def __enter__(self):
-        return self
+    from ..dask._train import WorkerLostError
 
-    def __exit__(self, kind, exc, tb):
-        if exc is None or not isinstance(exc, ValueError) or isinstance(exc, CLIError):
-            return False
+    try:
+        yield
+    except CLIError:
+        raise
+    except ValueError as exc:
         text = _ONE_MACHINE.sub(
             "leave out --scheduler (a fit on one machine)", _first_line(exc)
         )
         raise CLIError(text.rstrip(".")) from exc
+    except (WorkerLostError, KilledWorker) as exc:
+        raise CLIError(
+            f"{type(exc).__name__}: {escaped(_first_line(exc), 300)} (nothing "
+            "was saved; check the workers' memory and logs, then run the "
+            "command again)"
+        ) from exc
 
 
 def _check_summary(summary, args):
     """The checks ``train`` makes of the target and eras, from the parts'
-    summaries; returns (rows kept per part, the eras, the classes)."""
+    summaries; returns the rows kept in each part, the number of rows
+    dropped, the eras and the classes (when the parts sent them)."""
     import numpy as np
 
     rows = np.array([s["rows"] for s in summary], dtype=np.int64)
@@ -359,6 +370,6 @@ def _fit(args, table, features, task, dask_est, client, note):
         f"and {len(eras)} eras in {len(X)} parts, read on the workers; "
         f"fitting on {n_workers} workers of {args.scheduler}..."
     )
-    with cluster_words():
+    with _in_cluster_words():
         dask_est.fit(da.concatenate(X), da.concatenate(y), eras=da.concatenate(eras_))
     return dask_est.to_local(), n_rows, perf_counter() - tic
