@@ -522,6 +522,7 @@ def test_partition_times_another_build_in_turn(monkeypatch, tmp_path):
         partition.main(["--rows", "6000", "--against", str(tmp_path)])
 
 
+@pytest.mark.slow  # 16 s on 2 cores: fits in processes of two builds
 def test_ab_fits_pairs_two_builds_in_turn(monkeypatch, tmp_path):
     """``ab_fits.py`` fits each case with builds A and B in turn, a fresh
     process each, and prints the median ratio: here the same build on both

@@ -26,9 +26,6 @@ def _tasks_run(client, fit):
 @pytest.mark.parametrize(
     "option",
     [
-        dict(monotonic_cst=[1] + [0] * 9),
-        dict(interaction_cst=[[0, 1]]),
-        dict(era_groups=2),
         dict(scoring="r2", early_stopping=True),
         dict(loss="absolute_error"),
     ],

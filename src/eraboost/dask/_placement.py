@@ -130,6 +130,50 @@ def era_inventory(client, eras):
     return Inventory(labels, counts, block_counts)
 
 
+def _group_block(eras, labels, group_of, group_labels):
+    """A chunk's eras replaced by their groups' labels."""
+    code_of = {label: i for i, label in enumerate(labels.tolist())}
+    codes_b, local = check_eras(eras, eras.shape[0])
+    codes = np.array([code_of[v] for v in local.tolist()], dtype=np.int64)[codes_b]
+    return group_labels[group_of[codes]]
+
+
+def group_inventory(eras, inventory, era_groups):
+    """The eras replaced by their groups (``era_groups``, grouped as the
+    single machine's fit groups them, docs/criteria.md "Era groups").
+
+    Returns the grouped eras (a dask array of the groups' labels, in the
+    same chunks), their inventory, and the group code of each of the
+    inventory's eras.
+    """
+    from .._eras import EncodedEras, group_eras
+
+    labels = inventory.labels
+    grouped = group_eras(
+        EncodedEras(np.arange(labels.shape[0], dtype=np.int32), labels), era_groups
+    )
+    group_of = np.asarray(grouped.codes, dtype=np.int64)
+    n_groups = grouped.labels.shape[0]
+    counts = np.bincount(group_of, weights=inventory.counts, minlength=n_groups)
+    block_counts = []
+    for codes_b, counts_b in inventory.block_counts:
+        per_group = np.bincount(group_of[codes_b], weights=counts_b, minlength=n_groups)
+        used = np.flatnonzero(per_group)
+        block_counts.append((used, per_group[used].astype(np.int64)))
+    eras = eras.map_blocks(
+        _group_block,
+        labels=labels,
+        group_of=group_of,
+        group_labels=grouped.labels,
+        dtype=grouped.labels.dtype,
+    )
+    return (
+        eras,
+        Inventory(grouped.labels, counts.astype(np.int64), block_counts),
+        group_of,
+    )
+
+
 def place_eras(counts, n_workers):
     """The worker of each era: the largest eras first, each to the worker
     with the fewest rows so far (the lowest index on ties)."""

@@ -26,6 +26,7 @@ from ._placement import (
     as_row_blocks,
     check_partitions,
     era_inventory,
+    group_inventory,
     place_eras,
     shuffle_to_workers,
 )
@@ -43,11 +44,7 @@ from ._worker import EraShard
 __all__ = ["DaskHistGradientBoostingClassifier", "DaskHistGradientBoostingRegressor"]
 
 #: Options the Dask fit does not do yet, and the values that leave them off.
-_OFF = {
-    "era_groups": None,
-    "monotonic_cst": None,
-    "interaction_cst": None,
-}
+_OFF = {}
 
 
 def _signature(local_cls):
@@ -182,21 +179,35 @@ class _DaskBoosting(BaseEstimator):
         if warm:
             self._check_warm_start(local, X)
         inventory = era_inventory(client, eras)
+        # the fit signature's eras: the user's, before any grouping
+        user_eras, user_labels = eras, inventory.labels
+        group_of = None
+        if self.era_groups is not None:
+            # every use of the eras sees their groups, as in the single
+            # machine's fit: whole groups are placed on the workers (and
+            # held out for validation)
+            eras, inventory, group_of = group_inventory(
+                eras, inventory, self.era_groups
+            )
         if inventory.labels.shape[0] < 2:
             raise ValueError(
-                "eras holds a single era; the Dask estimators place whole "
-                "eras on the workers and need at least two."
+                "eras holds a single era (or era_groups a single group); the "
+                "Dask estimators place whole eras on the workers and need at "
+                "least two."
             )
         codes = client.compute(
             [
-                delayed(block_codes)(b, inventory.labels)
-                for b in eras.to_delayed().ravel()
+                delayed(block_codes)(b, user_labels)
+                for b in user_eras.to_delayed().ravel()
             ],
             sync=True,
         )
-        signature = _signature_of(codes, inventory.labels)
+        signature = _signature_of(codes, user_labels)
         if warm:
             local._check_warm_start_data(signature)
+        if group_of is not None:
+            # each row's group code, as the single machine's grouped eras
+            codes = [group_of[c].astype(np.int32) for c in codes]
         self._encode_target(local, y)
         if not warm:
             local._init_random_streams()
@@ -213,6 +224,7 @@ class _DaskBoosting(BaseEstimator):
             val, val_inventory = select_eras((X, y, sw, eras), eras, inventory, held)
             codes = [c[~held[c]] for c in codes]
         local._bin_mapper = fit_bin_mapper(local, train[0], train[2], names)
+        constraints = local._check_constraints(int(X.shape[1]))
         local._loss = local._get_loss(sample_weight=None if sw is None else np.ones(1))
         if not warm:
             local._baseline_prediction = self._baseline(local, train[1], train[2])
@@ -236,6 +248,7 @@ class _DaskBoosting(BaseEstimator):
                 Cluster(val_shards) if val_shards else None,
                 np.concatenate(codes),
                 warm,
+                constraints,
             )
         finally:
             del shards, futures, val_shards, val_futures
@@ -304,11 +317,14 @@ class _DaskBoosting(BaseEstimator):
             for w in range(n_used)
         ]
 
-    def _train(self, local, cluster, validation, codes, warm):
+    def _train(self, local, cluster, validation, codes, warm, constraints):
         """Grow the trees from the training shards (``cluster``); score
         and stop early on ``validation`` (the validation shards, or None)
-        as the single machine does. ``codes``: the era code of each
-        training row, in the table's order."""
+        as the single machine does. ``codes``: the era code (its group's
+        under ``era_groups``) of each training row, in the table's order;
+        ``constraints``: the monotonic and interaction constraints
+        (``_check_constraints``)."""
+        monotonic_cst, interaction_cst = constraints
         mapper = local._bin_mapper
         has_missing = np.any(cluster.call("bin", mapper), axis=0)
         if validation is not None:
@@ -374,6 +390,8 @@ class _DaskBoosting(BaseEstimator):
             n_bins,
             has_missing,
             feature_rng=local._feature_subsample_rng,
+            monotonic_cst=monotonic_cst,
+            interaction_cst=interaction_cst,
         )
         # the single machine's per-tree draws, from its stream; a row draw
         # is handed to each shard as the part of the mask over its rows
