@@ -59,6 +59,8 @@ STOPPING = dict(
         (dict(split_type="directional", subsample=0.7, tol=1e-3), True),
         (dict(split_type="original", validation_fraction=600), False),
         (dict(split_type="era", validation_fraction=None, tol=0.01), False),
+        # whole groups held out, as on one machine
+        (dict(split_type="era", era_groups=5, validation_fraction=0.3), True),
     ],
     ids=str,
 )
