@@ -185,19 +185,22 @@ def _error(capsys):
             "--validation-data (early stopping) is not supported with --scheduler",
         ),
         (
-            ["--param", "warm_start=True"],
-            "warm_start=True is not supported by the "
+            ["--param", "loss=absolute_error"],
+            "loss='absolute_error' is not supported by the "
             "Dask estimators yet; leave out --scheduler (a fit on one machine)",
         ),
-        (["--param", "early_stopping=True"], "leave out --scheduler"),
+        (
+            ["--param", "early_stopping=True", "--param", "scoring=r2"],
+            "leave out --scheduler",
+        ),
         (["--features", "feature_0,note"], "'note' is categorical"),
         (["--categorical-features", "feature_1"], "'feature_1' is categorical"),
     ],
     ids=[
         "recommended",
         "validation",
-        "warm_start",
-        "early_stopping",
+        "loss",
+        "scorer",
         "text",
         "categorical",
     ],
