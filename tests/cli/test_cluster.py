@@ -254,7 +254,7 @@ def test_scheduler_without_workers(data, monkeypatch, capsys):
 
     monkeypatch.setattr(_cluster, "CONNECT_TIMEOUT_S", 1)
     d, _ = data
-    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty:
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty:
         address = empty.scheduler_address
         args = [*_train(d, "parts", "target"), "--scheduler", address]
         assert main([*args, "--out", str(d / "x.skops")]) == 1

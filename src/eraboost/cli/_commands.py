@@ -129,9 +129,6 @@ def _make_estimator(args, table):
             f"unknown parameter {unknown[0]!r} of {cls.__name__}; "
             f"valid ones: {', '.join(sorted(valid))}"
         )
-    if getattr(args, "scheduler", None) is not None:
-        # the Dask estimators do no early stopping yet: off unless asked for
-        params.setdefault("early_stopping", False)
     if getattr(args, "model", "booster") == "recommended":
         return _recommended(args, task, params), task, given
     if args.validation_data is not None:
