@@ -35,7 +35,7 @@ def scheduler():
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address=":0",
         env={"OMP_NUM_THREADS": "1"},
     )
     try:
