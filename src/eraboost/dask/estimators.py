@@ -234,6 +234,9 @@ class _DaskBoosting(BaseEstimator):
             "min_samples_leaf_per_era": per_era,
             "min_rows_per_era_split": 2 * max(1, per_era),
             "constant_hessian": bool(local._loss.constant_hessian),
+            # the fit's eras: the shards' histograms are subtracted where
+            # the single machine's (of every era) are
+            "n_eras": int(inventory.labels.shape[0]),
             "min_samples_leaf": int(self.min_samples_leaf),
             "max_leaf_nodes": self.max_leaf_nodes,
             "max_depth": self.max_depth,
