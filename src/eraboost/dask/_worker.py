@@ -200,6 +200,7 @@ class EraShard:
             *self._tree_gradients(0),
             self.n_threads,
         )
+        self.hists = {}
         self.builder.pool = HistogramPool(
             self.builder.nbytes, memory_budget() if n_eras > 1 else None
         )
