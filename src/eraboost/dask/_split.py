@@ -1,8 +1,10 @@
 """A node's split from sums reduced across workers (docs/distributed.md).
 
 Each worker holds whole eras. For a node it builds the per-era histograms
-of its rows (:func:`era_histograms`) and turns them into its share of the
-reduction (:func:`worker_partials`): the pooled histogram, and, under the
+of its rows (the engine's ``HistogramBuilder``, in ``_worker.EraShard``;
+:func:`era_histograms` is their NumPy reference) and turns them into its
+share of the reduction (:func:`worker_partials`): the pooled histogram,
+and, under the
 era criteria, one vector per candidate of era sums (the sum of the per-era
 gains, of the eras' directions and of their children's scores, or the
 Boltzmann sums with the worker's own shift, or the per-candidate maximum
@@ -109,7 +111,12 @@ class Candidates:
 
 def era_histograms(X_binned, rows, era_codes, n_eras, gradients, hessians, width):
     """The per-era histograms of a node's rows: gradient, hessian and row
-    sums of shape ``(n_features, n_eras, width)``, float64."""
+    sums of shape ``(3, n_features, n_eras, width)``, float64, the layout
+    :func:`worker_partials` reads.
+
+    A NumPy reference (``np.bincount`` per feature): the workers build the
+    same sums with the engine's ``HistogramBuilder``
+    (``_worker.EraShard``)."""
     codes = era_codes[rows].astype(np.int64) * width
     g = gradients[rows].astype(np.float64)
     h = None if hessians is None else hessians[rows].astype(np.float64)

@@ -317,6 +317,9 @@ class TreeBuilder:
             info.missing_go_to_left,
             (left.id, right.id),
             scan,
+            # the pooled row counts: each shard subtracts the child the
+            # single machine subtracts
+            (left.n_samples, right.n_samples),
         )
         for j, child in enumerate((left, right)):
             if scan[j]:

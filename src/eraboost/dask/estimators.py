@@ -348,6 +348,9 @@ class _DaskBoosting(BaseEstimator):
             "min_samples_leaf_per_era": per_era,
             "min_rows_per_era_split": 2 * max(1, per_era),
             "constant_hessian": bool(local._loss.constant_hessian),
+            # the training eras (validation eras held out): the shards'
+            # histograms are subtracted where the single machine's are
+            "n_eras": int(np.unique(codes).size),
             "min_samples_leaf": int(self.min_samples_leaf),
             "max_leaf_nodes": self.max_leaf_nodes,
             "max_depth": self.max_depth,
