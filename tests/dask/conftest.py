@@ -52,6 +52,20 @@ def client2():
         cluster.close()
 
 
+def slow_but(cases, *keep):
+    """``cases`` for ``pytest.mark.parametrize``, all but those at the
+    indices ``keep`` marked slow: the README's ``pytest`` fits a few cases
+    of each Dask test, CI's full suite every one."""
+    return [
+        case
+        if i in keep
+        else pytest.param(
+            *(case if isinstance(case, tuple) else (case,)), marks=pytest.mark.slow
+        )
+        for i, case in enumerate(cases)
+    ]
+
+
 def era_data(n=3000, p=10, n_eras=20, seed=0):
     """Eras drawn per row (so every chunk cuts through eras), a few missing
     values, an effect whose sign flips in a third of the eras, weights."""

@@ -19,7 +19,7 @@ from eraboost.dask import (
     DaskHistGradientBoostingRegressor,
 )
 
-from .conftest import chunked, era_data
+from .conftest import chunked, era_data, slow_but
 from .test_parity import SPLIT_FIELDS, assert_same_trees
 
 P = 6
@@ -84,7 +84,7 @@ def _check(client, dask_cls, local_cls, X, y, w, eras, params, scale):
 OPTIONS_KEYS = ("monotonic_cst", "interaction_cst", "era_groups")
 
 
-@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+@pytest.mark.parametrize("split_type", slow_but(SPLIT_TYPES, 1))
 @pytest.mark.parametrize("option", list(OPTIONS), ids=str)
 def test_regressor_same_trees(client, option, split_type):
     X, y, eras, w = era_data(n=2000, p=P)
@@ -106,7 +106,7 @@ def test_regressor_same_trees(client, option, split_type):
     assert est.to_local()._fit_signature == ref._fit_signature
 
 
-@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+@pytest.mark.parametrize("split_type", slow_but(SPLIT_TYPES, 2))
 @pytest.mark.parametrize("option", list(OPTIONS), ids=str)
 def test_binary_classifier_same_trees(client, option, split_type):
     X, y, eras, w = era_data(n=2000, p=P, seed=1)
@@ -130,7 +130,7 @@ def test_binary_classifier_same_trees(client, option, split_type):
     )
 
 
-@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+@pytest.mark.parametrize("split_type", slow_but(SPLIT_TYPES, 1))
 def test_multiclass_same_trees(client, split_type):
     """Interaction constraints and era groups on three classes (monotonic
     constraints are refused there, as on one machine)."""
@@ -159,7 +159,7 @@ def test_multiclass_same_trees(client, split_type):
     )
 
 
-@pytest.mark.parametrize("split_type", SPLIT_TYPES)
+@pytest.mark.parametrize("split_type", slow_but(SPLIT_TYPES, 1))
 def test_all_options_together(client, split_type):
     """The three options at once, with column and row draws."""
     X, y, eras, w = era_data(n=2000, p=P, seed=2)

@@ -12,7 +12,7 @@ from eraboost.dask import (
     DaskHistGradientBoostingRegressor,
 )
 
-from .conftest import chunked, era_data
+from .conftest import chunked, era_data, slow_but
 
 SPLIT_FIELDS = ["feature", "bin_threshold", "missing_left", "is_leaf", "left", "right"]
 
@@ -51,17 +51,23 @@ STOPPING = dict(
 )
 
 
+# the README's pytest: weights and a fraction, a row draw, whole groups
 @pytest.mark.parametrize(
     "params, weighted",
-    [
-        (dict(split_type="original"), False),
-        (dict(split_type="era", validation_fraction=0.3), True),
-        (dict(split_type="directional", subsample=0.7, tol=1e-3), True),
-        (dict(split_type="original", validation_fraction=600), False),
-        (dict(split_type="era", validation_fraction=None, tol=0.01), False),
-        # whole groups held out, as on one machine
-        (dict(split_type="era", era_groups=5, validation_fraction=0.3), True),
-    ],
+    slow_but(
+        [
+            (dict(split_type="original"), False),
+            (dict(split_type="era", validation_fraction=0.3), True),
+            (dict(split_type="directional", subsample=0.7, tol=1e-3), True),
+            (dict(split_type="original", validation_fraction=600), False),
+            (dict(split_type="era", validation_fraction=None, tol=0.01), False),
+            # whole groups held out, as on one machine
+            (dict(split_type="era", era_groups=5, validation_fraction=0.3), True),
+        ],
+        1,
+        2,
+        5,
+    ),
     ids=str,
 )
 def test_regressor_stops_as_the_single_machine(client, params, weighted):
@@ -89,7 +95,9 @@ def _classes(y, n_classes):
 
 @pytest.mark.parametrize(
     "n_classes, class_weight",
-    [(2, None), (2, "balanced"), (3, "balanced"), (3, {0: 2.0, 2: 0.5})],
+    slow_but(
+        [(2, None), (2, "balanced"), (3, "balanced"), (3, {0: 2.0, 2: 0.5})], 1, 3
+    ),
     ids=str,
 )
 def test_classifier_stops_as_the_single_machine(client, n_classes, class_weight):
@@ -131,7 +139,7 @@ def test_class_weight_without_early_stopping(client):
     assert_same_fit(est, ref, 1.0)
 
 
-@pytest.mark.parametrize("early_stopping", [False, True])
+@pytest.mark.parametrize("early_stopping", slow_but([False, True], 1))
 def test_warm_start_continues_as_the_single_machine(client, early_stopping):
     X, y, eras, w = era_data(seed=3)
     common = dict(
