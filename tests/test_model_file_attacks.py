@@ -422,6 +422,7 @@ ATTACK_OUTCOMES = {
     r"one per training row \(1200\)",
     "61 MiB of empty lists": r"its model.json holds more than 2,097,152 values",
     "285,000 single-leaf trees": None,
+    "a forest of 285,000 single-leaf trees": None,
     "200,000 features, 257 categories": r"categories\[0\] holds 257 categories; "
     r"max_bins=255 allows at most 255",
     "a tree of depth 10**6": None,

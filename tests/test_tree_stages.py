@@ -1,10 +1,10 @@
-"""A boosted model read from a file holds its trees as joined arrays (issue 62).
+"""A model read from a file holds its trees as joined arrays (issue 62).
 
 ``load_model`` gives a boosted model's ``_predictors`` as a ``TreeStages``:
 the trees' nodes and bitsets joined, read as a list of stages of
-``TreePredictor``. Each test compares a loaded model with the fitted one it
-was saved from (whose ``_predictors`` is a plain list), or with the same
-edit made to that list.
+``TreePredictor`` (a forest's ``estimators_``: as a list of trees). Each
+test compares a loaded model with the fitted one it was saved from (whose
+trees are plain lists), or with the same edit made to that list.
 """
 
 import copy
@@ -129,3 +129,59 @@ def test_a_pickled_loaded_model_stays_joined(fitted_models, tmp_path):
     assert type(copied._predictors) is TreeStages
     _assert_same_trees(copied._predictors, est._predictors)
     np.testing.assert_array_equal(copied.predict_proba(X), est.predict_proba(X))
+
+
+@pytest.mark.parametrize("name", ["forest-regressor", "forest-classifier"])
+def test_a_loaded_forest_reads_and_weighs_its_trees_as_fitted(
+    name, fitted_models, tmp_path
+):
+    est, loaded, _, path = _loaded(fitted_models, name, tmp_path)
+    trees = loaded.estimators_
+    assert type(trees) is TreeStages and len(trees) == len(est.estimators_)
+    _assert_same_trees([list(trees)], [est.estimators_])
+    _assert_same_trees([trees[1:3]], [est.estimators_[1:3]])
+    # the importances, derived from the trees at load, as fit derived them
+    for attr in ("feature_importances_", "split_frequency_importances_"):
+        np.testing.assert_array_equal(getattr(loaded, attr), getattr(est, attr))
+    save_model(loaded, tmp_path / "again.eraboost")
+    with zipfile.ZipFile(path) as a, zipfile.ZipFile(tmp_path / "again.eraboost") as b:
+        for member in TREE_MEMBERS:
+            assert a.read(member) == b.read(member), member
+
+
+def _per_tree_importances(est):
+    # the brute-force reference: tree by tree, each tree's gains by column
+    # normalised to sum 1, and its split shares n_m / n
+    gains, shares = np.zeros(est.n_features_in_), np.zeros(est.n_features_in_)
+    for tree in est.estimators_:
+        nodes = tree.nodes
+        split = nodes[nodes["is_leaf"] == 0]
+        g = np.zeros(est.n_features_in_)
+        for node in split:
+            g[node["feature"]] += max(node["gain"], 0.0)
+            shares[node["feature"]] += node["count"] / nodes[0]["count"]
+        gains += g / g.sum() if g.sum() > 0 else g
+    return gains / gains.sum(), shares / len(est.estimators_)
+
+
+@pytest.mark.parametrize("name", ["forest-regressor", "forest-classifier"])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_forest_predicts_and_weighs_as_tree_by_tree(
+    name, n_jobs, fitted_models, tmp_path
+):
+    # a forest adds its trees in one pass over the rows: the same sums, bit
+    # for bit, as adding tree.predict(X) tree after tree
+    est, loaded, X, _ = _loaded(fitted_models, name, tmp_path)
+    X = X.copy()
+    X[::7, 0] = np.nan
+    expected = np.zeros(X.shape[0])
+    for tree in est.estimators_:
+        expected += tree.predict(X, n_jobs)
+    for model in (copy.deepcopy(est), loaded):
+        model.set_params(n_jobs=n_jobs)
+        np.testing.assert_array_equal(
+            model._mean_tree_output(X), expected / len(est.estimators_)
+        )
+    gains, shares = _per_tree_importances(est)
+    np.testing.assert_allclose(loaded.feature_importances_, gains, rtol=1e-12)
+    np.testing.assert_allclose(loaded.split_frequency_importances_, shares, rtol=1e-12)

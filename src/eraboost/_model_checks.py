@@ -538,6 +538,8 @@ def check_booster(est, is_classifier):
     joined = stages.joined() if type(stages) is TreeStages else None
     if joined is not None:
         # trees read from a file: checked on their arrays, no object per tree
+        if stages.flat:
+            _fail("_predictors must be a list of stages, not of trees")
         if stages.k != k:
             _fail(f"_predictors holds {stages.k} trees a stage; expected {k}")
         if joined[1].size % k:
@@ -557,13 +559,28 @@ def check_forest(est, is_classifier):
     n_features = _check_features(est)
     if is_classifier:
         _check_classes(est, (2,))
-    trees = _list(_attr(est, "estimators_"), "estimators_")
-    if not trees:
+    trees = _attr(est, "estimators_")
+    joined = trees.joined() if type(trees) is TreeStages else None
+    if joined is None and type(trees) is TreeStages:
+        trees = list(trees)
+    if joined is None:
+        trees = _list(trees, "estimators_")
+    if not len(trees):
         _fail("estimators_ is empty")
     n_bins = None
     if "_bin_mapper" in vars(est):
         n_bins = check_bin_mapper(est._bin_mapper, n_features)
-    check_trees(trees, lambda i: f"estimators_[{i}]", n_features, None, n_bins)
+
+    def names(i):
+        return f"estimators_[{i}]"
+
+    if joined is None:
+        check_trees(trees, names, n_features, None, n_bins)
+    elif not (trees.flat and trees.k == 1):
+        _fail("estimators_ must be a list of trees, not of stages")
+    else:
+        # trees read from a file: checked on their arrays, no object per tree
+        check_joined_trees(joined, names, n_features, None, n_bins)
 
 
 def check_robust_tree(est):

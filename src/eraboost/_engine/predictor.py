@@ -122,7 +122,9 @@ class TreeStages(MutableSequence):
     Python object per tree. The :class:`TreePredictor` of a stage is made
     when the stage is first read (its arrays are views of the joined ones,
     so an edit of a node's values shows in both); a change of the sequence
-    itself (append, pop, del) turns it into a plain list of stages.
+    itself (append, pop, del) turns it into a plain list of stages. With
+    ``flat=True`` (a forest's ``estimators_``, ``k=1``) its items are the
+    trees themselves.
 
     Parameters
     ----------
@@ -137,15 +139,20 @@ class TreeStages(MutableSequence):
         Bitsets of each tree.
     k : int
         Trees of a stage.
+    flat : bool, default=False
+        Items are trees, not stages (``k`` is then 1).
     """
 
-    def __init__(self, nodes, n_nodes, binned_bitsets, raw_bitsets, n_bitsets, k):
+    def __init__(
+        self, nodes, n_nodes, binned_bitsets, raw_bitsets, n_bitsets, k, flat=False
+    ):
         self.nodes = nodes
         self.n_nodes = n_nodes
         self.binned_bitsets = binned_bitsets
         self.raw_bitsets = raw_bitsets
         self.n_bitsets = n_bitsets
         self.k = k
+        self.flat = flat
         # stage -> (the stage's list, its trees, their (nodes, binned, raw))
         self._made = {}
         self._list = None
@@ -218,9 +225,13 @@ class TreeStages(MutableSequence):
         self._made[i] = (stage, trees, arrays)
         return stage
 
+    def _item(self, i):
+        stage = self._stage(i)
+        return stage[0] if self.flat else stage
+
     def _as_list(self):
         if self._list is None:
-            self._list = [self._stage(i) for i in range(len(self))]
+            self._list = [self._item(i) for i in range(len(self))]
             self._made = {}
             self._stacked = None
         return self._list
@@ -236,9 +247,9 @@ class TreeStages(MutableSequence):
             return self._list[i]
         n = len(self)
         if isinstance(i, slice):
-            return [self._stage(j) for j in range(*i.indices(n))]
+            return [self._item(j) for j in range(*i.indices(n))]
         i = range(n)[i]  # an IndexError or TypeError as a list raises
-        return self._stage(i)
+        return self._item(i)
 
     def __iter__(self):
         for i in range(len(self)):
@@ -254,6 +265,8 @@ class TreeStages(MutableSequence):
         self._as_list().insert(i, value)
 
     def __repr__(self):
+        if self.flat:
+            return f"TreeStages({len(self)} trees)"
         return f"TreeStages({len(self)} stages of {self.k} trees)"
 
     def __reduce__(self):
@@ -261,7 +274,7 @@ class TreeStages(MutableSequence):
         joined = self.joined()
         if joined is None:
             return list, (list(self),)
-        return TreeStages, (*joined, self.k)
+        return TreeStages, (*joined, self.k, self.flat)
 
 
 def add_raw_predictions(stacked, X, raw, n_threads=None):
@@ -285,3 +298,16 @@ def add_raw_predictions(stacked, X, raw, n_threads=None):
         raw,
         n_threads or effective_n_threads(),
     )
+
+
+def sum_tree_predictions(trees, X, n_threads=None):
+    """The sum of ``tree.predict(X)`` over ``trees`` (TreePredictors, or a
+    flat :class:`TreeStages`), added tree after tree as a loop of
+    ``out += tree.predict(X)`` from zeros adds them: in one pass over the
+    rows."""
+    stacked = trees.stacked() if type(trees) is TreeStages else None
+    if stacked is None:
+        stacked = stacked_trees([[tree] for tree in trees])
+    out = np.zeros((X.shape[0], 1), order="F")
+    add_raw_predictions(stacked, X, out, n_threads)
+    return out[:, 0]

@@ -93,36 +93,14 @@ def read_trees(arrays, prefix, max_nodes, max_depth, where):
     return nodes, counts, binned, raw, n_bitsets
 
 
-def load_trees(arrays, prefix, max_nodes, max_depth, where):
-    """The TreePredictors of the stored arrays (see :func:`read_trees`)."""
-    from .._engine.predictor import TreePredictor
-
-    nodes, counts, binned, raw, n_bitsets = read_trees(
-        arrays, prefix, max_nodes, max_depth, where
-    )
-    node_ends = np.cumsum(counts).tolist()
-    bitset_ends = np.cumsum(n_bitsets).tolist()
-    # trees without categorical splits share one empty array of bitsets
-    no_binned, no_raw = binned[:0], raw[:0]
-    return [
-        TreePredictor(
-            nodes[a:b],
-            binned[c:d] if c < d else no_binned,
-            raw[c:d] if c < d else no_raw,
-        )
-        for a, b, c, d in zip(
-            [0, *node_ends[:-1]], node_ends, [0, *bitset_ends[:-1]], bitset_ends
-        )
-    ]
-
-
-def load_tree_stages(arrays, prefix, max_nodes, max_depth, where, k):
+def load_tree_stages(arrays, prefix, max_nodes, max_depth, where, k, flat=False):
     """The stored trees as a :class:`~eraboost._engine.predictor.TreeStages`
-    of ``k`` trees a stage (see :func:`read_trees`): no Python object per
-    tree."""
+    of ``k`` trees a stage, or of trees (``flat``; see :func:`read_trees`):
+    no Python object per tree."""
     from .._engine.predictor import TreeStages
 
-    return TreeStages(*read_trees(arrays, prefix, max_nodes, max_depth, where), k)
+    joined = read_trees(arrays, prefix, max_nodes, max_depth, where)
+    return TreeStages(*joined, k, flat)
 
 
 def max_tree_nodes(n_samples, min_samples_leaf, max_leaf_nodes=None, max_depth=None):
