@@ -34,6 +34,22 @@ def _is_dask_series(obj):
     return dd is not None and isinstance(obj, dd.Series)
 
 
+def _numeric_names(frame, name):
+    """A dask DataFrame's column names; its non-numeric columns refused
+    (one line naming them)."""
+    bad = [
+        c
+        for c, t in frame.dtypes.items()
+        if str(t) == "category" or getattr(t, "kind", "O") not in "biuf"
+    ]
+    if bad:
+        raise ValueError(
+            f"{name} has non-numeric columns {bad}; the Dask estimators "
+            "take numeric features only (encode them as numbers first)."
+        )
+    return np.asarray(frame.columns, dtype=object)
+
+
 def as_row_blocks(obj, name, n_features=None):
     """A dask collection as a dask array with known row chunks.
 
@@ -43,20 +59,13 @@ def as_row_blocks(obj, name, n_features=None):
     import dask.array as da
 
     names = None
-    if _is_dask_frame(obj):
-        bad = [
-            c
-            for c, t in obj.dtypes.items()
-            if str(t) == "category" or getattr(t, "kind", "O") not in "biuf"
-        ]
-        if bad:
-            raise ValueError(
-                f"{name} has non-numeric columns {bad}; the Dask estimators "
-                "take numeric features only (encode them as numbers first)."
-            )
-        names = np.asarray(obj.columns, dtype=object)
-        obj = obj.to_dask_array(lengths=True)
-    elif _is_dask_series(obj):
+    if _is_dask_frame(obj) or _is_dask_series(obj):
+        if _is_dask_frame(obj):
+            names = _numeric_names(obj, name)
+        # lowered first (dask-expr): its lengths come from the lowered
+        # graph, which may fuse a narrow parquet read's parts
+        if hasattr(obj, "optimize"):
+            obj = obj.optimize()
         obj = obj.to_dask_array(lengths=True)
     elif not isinstance(obj, da.Array):
         raise TypeError(
@@ -76,6 +85,127 @@ def as_row_blocks(obj, name, n_features=None):
     elif obj.ndim != 1:
         raise ValueError(f"{name} must be 1-D; got {obj.ndim} dimensions.")
     return obj, names
+
+
+def _joined_part(X, *columns, keys, names):
+    """One partition of X with the other inputs' partitions beside it, by
+    position (one line where their rows differ)."""
+    for name, column in zip(names, columns):
+        if len(column) != len(X):
+            raise ValueError(
+                f"{name} has {len(column)} rows in a partition where X has "
+                f"{len(X)}: the partitions do not match; build them from one "
+                "DataFrame, or rechunk them to X's chunks."
+            )
+    return X.assign(**{k: c.to_numpy() for k, c in zip(keys, columns)})
+
+
+def _part_column(part, columns, dtype):
+    """X's columns (a slice: a 2-D array) or another input's (a position: a
+    1-D array) of a joined partition."""
+    return part.iloc[:, columns].to_numpy(dtype=dtype)
+
+
+def _frame_row_blocks(client, X, series):
+    """X (a dask DataFrame) and ``series`` (dask Series, columns of the same
+    DataFrame) as dask arrays cut from the parts of one lowered graph.
+
+    dask lowers each collection on its own, and a narrow selection of a
+    parquet read may fuse parts that a wide one keeps apart: columns of one
+    DataFrame converted one by one may come out in different partitions.
+    Joined partition by partition, they are read together (once per part
+    for the lengths, not once per input) and every array is cut from the
+    same parts.
+    """
+    import dask.array as da
+    from dask import delayed
+
+    names = _numeric_names(X, "X")
+    keys = []
+    for name in series:
+        key = f"__eraboost_{name}"
+        while key in X.columns or key in keys:
+            key += "_"
+        keys.append(key)
+    meta = X._meta.assign(
+        **{k: s._meta.to_numpy() for k, s in zip(keys, series.values())}
+    )
+    joined = _dask_dataframe().map_partitions(
+        _joined_part,
+        X,
+        *series.values(),
+        keys=keys,
+        names=list(series),
+        align_dataframes=False,
+        meta=meta,
+    )
+    parts = joined.to_delayed()
+    lengths = client.compute([delayed(len)(p) for p in parts], sync=True)
+    # a part with no rows makes no chunk (one is kept where all are empty)
+    kept = [i for i, n in enumerate(lengths) if n] or [0]
+    p = len(names)
+    columns = [(slice(0, p), X._meta)] + [
+        (p + j, s._meta) for j, s in enumerate(series.values())
+    ]
+    arrays = []
+    for where, meta_j in columns:
+        dtype = meta_j.to_numpy().dtype
+        shape = (p,) if isinstance(where, slice) else ()
+        arrays.append(
+            da.concatenate(
+                [
+                    da.from_delayed(
+                        delayed(_part_column, pure=True)(parts[i], where, dtype),
+                        (lengths[i], *shape),
+                        dtype=dtype,
+                    )
+                    for i in kept
+                ]
+            )
+        )
+    return arrays[0], dict(zip(series, arrays[1:])), names
+
+
+def _same_frame(X, column):
+    """Whether ``column`` (a dask Series) and X (a dask DataFrame) are
+    columns of one DataFrame: the same sources, up to partition-wise steps
+    (dask-expr's test; False where dask has none)."""
+    if not _is_dask_frame(X) or column.npartitions != X.npartitions:
+        return False
+    try:
+        from dask.dataframe.dask_expr._expr import are_co_aligned
+    except ImportError:
+        return False
+    try:
+        return bool(are_co_aligned(X.expr, column.expr))
+    except AttributeError:
+        return False
+
+
+def row_blocks(client, X, y, eras, sample_weight):
+    """The inputs of ``fit`` as dask arrays with known row chunks, and X's
+    column names (None for an array).
+
+    Where X is a dask DataFrame, the others that are columns of the same
+    DataFrame (as ``read_parquet`` gives them) are cut from the same parts
+    as X (:func:`_frame_row_blocks`); every other input is converted on its
+    own (:func:`as_row_blocks`), and :func:`check_partitions` refuses chunks
+    that differ.
+    """
+    others = {"y": y, "eras": eras, "sample_weight": sample_weight}
+    series = {
+        k: v for k, v in others.items() if _is_dask_series(v) and _same_frame(X, v)
+    }
+    if series:
+        X, joined, names = _frame_row_blocks(client, X, series)
+        others.update(joined)
+    X, x_names = as_row_blocks(X, "X")
+    if not series:
+        names = x_names
+    converted = {
+        k: None if v is None else as_row_blocks(v, k)[0] for k, v in others.items()
+    }
+    return X, converted["y"], converted["eras"], converted["sample_weight"], names
 
 
 def check_partitions(X, others):

@@ -23,11 +23,11 @@ from ..sampling import TreeSampler
 from ._binning import fit_bin_mapper
 from ._placement import (
     _is_dask_frame,
-    as_row_blocks,
     check_partitions,
     era_inventory,
     group_inventory,
     place_eras,
+    row_blocks,
     shuffle_to_workers,
 )
 from ._split import Candidates
@@ -167,12 +167,7 @@ class _DaskBoosting(BaseEstimator):
                 "each worker; pass fit(X, y, eras=...)."
             )
         client = self.client if self.client is not None else default_client()
-        X, names = as_row_blocks(X, "X")
-        y, _ = as_row_blocks(y, "y")
-        eras, _ = as_row_blocks(eras, "eras")
-        sw = None
-        if sample_weight is not None:
-            sw, _ = as_row_blocks(sample_weight, "sample_weight")
+        X, y, eras, sw, names = row_blocks(client, X, y, eras, sample_weight)
         check_partitions(X, {"y": y, "eras": eras, "sample_weight": sw})
         n_samples = int(X.shape[0])
         self._refuse_unsupported(n_samples)
