@@ -22,34 +22,36 @@ def _cluster(n_workers):
     )
 
 
+def _client(n_workers):
+    from distributed import Client
+
+    cluster = _cluster(n_workers)
+    try:
+        with Client(cluster) as c:
+            yield c
+    finally:
+        cluster.close()
+
+
+# one cluster a session (each starts processes that import eraboost: seconds),
+# shared by the Dask test modules; every fit releases what it placed
+@pytest.fixture(scope="session")
+def client2():
+    """Two workers (the input checks, and ``client``'s first cluster)."""
+    yield from _client(2)
+
+
 # three workers run in CI's full suite (slow); two in the README's pytest
 @pytest.fixture(
-    scope="module",
+    scope="session",
     params=[2, pytest.param(3, marks=pytest.mark.slow)],
     ids=["2workers", "3workers"],
 )
 def client(request):
-    from distributed import Client
-
-    cluster = _cluster(request.param)
-    try:
-        with Client(cluster) as c:
-            yield c
-    finally:
-        cluster.close()
-
-
-@pytest.fixture(scope="module")
-def client2():
-    """Two workers only (the input checks)."""
-    from distributed import Client
-
-    cluster = _cluster(2)
-    try:
-        with Client(cluster) as c:
-            yield c
-    finally:
-        cluster.close()
+    if request.param == 2:
+        yield request.getfixturevalue("client2")
+    else:
+        yield from _client(request.param)
 
 
 def slow_but(cases, *keep):
