@@ -24,10 +24,13 @@ from ._binning import fit_bin_mapper
 from ._placement import (
     _is_dask_frame,
     as_row_blocks,
+    cancels_on_error,
     check_partitions,
     era_inventory,
     place_eras,
     shuffle_to_workers,
+    start_shards,
+    worker_addresses,
 )
 from ._split import Candidates
 from ._train import Cluster, TreeBuilder, boost
@@ -116,6 +119,7 @@ class _DaskBoosting(BaseEstimator):
             )
 
     # -- fit ---------------------------------------------------------------
+    @cancels_on_error
     def fit(self, X, y, sample_weight=None, *, eras=None):
         """Fit one model across the cluster.
 
@@ -160,7 +164,7 @@ class _DaskBoosting(BaseEstimator):
         check_partitions(X, {"y": y, "eras": eras, "sample_weight": sw})
         n_samples = int(X.shape[0])
         self._refuse_unsupported(n_samples)
-        inventory = era_inventory(client, eras)
+        inventory = era_inventory(client, eras, y, sw)
         if inventory.labels.shape[0] < 2:
             raise ValueError(
                 "eras holds a single era; the Dask estimators place whole "
@@ -175,22 +179,13 @@ class _DaskBoosting(BaseEstimator):
         # a worker that misses its heartbeats on a busy machine is out of
         # the list for a while: wait for one rather than place on none
         client.wait_for_workers(1, timeout=60)
-        workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+        workers = worker_addresses(client)
         n_used = min(len(workers), inventory.labels.shape[0])
         owner = place_eras(inventory.counts, n_used)
         pieces = shuffle_to_workers(client, X, y, sw, eras, inventory, owner, workers)
-        futures = [
-            client.submit(
-                EraShard,
-                pieces[w],
-                self._target_encoding(local),
-                actor=True,
-                workers=[workers[w]],
-                allow_other_workers=False,
-            )
-            for w in range(n_used)
-        ]
-        shards = [f.result() for f in futures]
+        shards, futures = start_shards(
+            client, EraShard, pieces[:n_used], self._target_encoding(local), workers
+        )
         del pieces
         try:
             self._train(local, Cluster(shards), inventory, client, eras)
