@@ -18,6 +18,7 @@ from eraboost.dask import DaskHistGradientBoostingRegressor
 
 from .conftest import _cluster, chunked, era_data
 
+BARRIER = "test-faults-barrier"
 PARAMS = dict(max_iter=5, early_stopping=False, split_type="era", random_state=0)
 
 
@@ -61,13 +62,20 @@ def _cluster_keys(client):
 
 
 def _left_after(client, before, patience=30.0):
-    """The keys beyond ``before`` still on the scheduler or the workers,
-    once the releases sent by the client have arrived (looked at until
-    none is left, for at most ``patience`` seconds)."""
+    """The keys beyond ``before`` still on the scheduler or the workers.
+
+    A task of one's own goes first: the client's messages travel on one
+    stream, in order, so once it is done the scheduler has handled every
+    submission and cancellation sent before it. The workers then drop
+    what the scheduler released; they are looked at until nothing is
+    left, for at most ``patience`` seconds.
+    """
+    client.submit(int, 0, key=BARRIER).result()
     deadline = time.monotonic() + patience
     while True:
         on_scheduler, held = _cluster_keys(client)
         left = (on_scheduler - before[0]) | (held - before[1])
+        left.discard(BARRIER)
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.2)
