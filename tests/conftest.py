@@ -1,6 +1,9 @@
-"""Fixtures shared by the model-file tests (test_persistence.py and
-test_model_file_attacks.py): one fitted model of every kind a model file
+"""Fixtures shared by the tests: the OpenMP threads of each pytest-xdist
+worker, and, for the model-file tests (test_persistence.py and
+test_model_file_attacks.py), one fitted model of every kind a model file
 holds, fitted once a session, on first use."""
+
+import os
 
 import numpy as np
 import pytest
@@ -12,6 +15,32 @@ from eraboost import (
     InvariantForestRegressor,
     RobustTreeClassifier,
 )
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        return os.cpu_count() or 1
+
+
+@pytest.fixture(scope="session", autouse=True)
+def openmp_threads_shared_by_the_xdist_workers():
+    """Under pytest-xdist (``-n auto`` in pyproject.toml), each worker's
+    OpenMP runtimes get an equal share of the cores, at least one: fits on
+    as many threads as cores in every worker at once would wait on each
+    other's spinning threads (tens of times slower on 2 cores). A test that
+    sets its own threads (``threadpool_limits(2)``) still gets them."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers <= 1:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    import eraboost._engine._openmp  # noqa: F401  (loads eraboost's runtime)
+
+    with threadpool_limits(limits=max(1, _cores() // workers), user_api="openmp"):
+        yield
 
 
 def _frame(X, seed):

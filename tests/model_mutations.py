@@ -451,6 +451,13 @@ def many_trees(doc, members, n_trees=285_000):
     set_trees(doc, members, single_leaves(members, n_trees), [1] * n_trees)
 
 
+def many_forest_trees(doc, members, n_trees=285_000):
+    """A forest of ``n_trees`` single-leaf trees (a 0.5 MB file)."""
+    doc["params"]["n_estimators"] = n_trees
+    set_trees(doc, members, single_leaves(members, n_trees), [1] * n_trees)
+    set_array(doc, members, "tree_seeds", np.arange(n_trees, dtype=np.int64))
+
+
 def wide_categorical(doc, members, n_features=200_000, n_categories=257):
     """One categorical feature of ``n_categories`` text categories among
     ``n_features`` (an 8 KB file)."""
@@ -488,6 +495,7 @@ ATTACKS = {
     "65,536 classes 4096 wide": ("multiclass", many_classes),
     "61 MiB of empty lists": ("regressor", padded_json),
     "285,000 single-leaf trees": ("regressor", many_trees),
+    "a forest of 285,000 single-leaf trees": ("forest-regressor", many_forest_trees),
     "200,000 features, 257 categories": ("categorical", wide_categorical),
     "a tree of depth 10**6": ("regressor", deep_tree),
 }

@@ -522,6 +522,7 @@ def test_partition_times_another_build_in_turn(monkeypatch, tmp_path):
         partition.main(["--rows", "6000", "--against", str(tmp_path)])
 
 
+@pytest.mark.slow  # 16 s on 2 cores: fits in processes of two builds
 def test_ab_fits_pairs_two_builds_in_turn(monkeypatch, tmp_path):
     """``ab_fits.py`` fits each case with builds A and B in turn, a fresh
     process each, and prints the median ratio: here the same build on both
@@ -645,3 +646,34 @@ def test_dask_fit_chunks_cut_through_eras(monkeypatch):
     for n, n_eras, n_chunks in [(3000, 8, 8), (1_000_000, 256, 8), (6400, 64, 4)]:
         rows = dask_fit.chunk_rows(n, n_eras, n_chunks)
         assert rows * n_chunks >= n / 2 and rows % (n // n_eras) != 0
+
+
+def test_dask_fit_runs_the_criteria_asked(monkeypatch):
+    """``--criteria`` picks the eraboost split types that run."""
+    dask_fit = import_benchmark(monkeypatch, "peers/dask_fit")
+    monkeypatch.setattr(dask_fit, "unavailable", lambda module: None)
+    args = [*DASK_FIT_ARGS.split(), "--only", "single", "--criteria", "era"]
+    with contextlib.redirect_stdout(io.StringIO()):
+        records = dask_fit.main(args)
+    assert [r["label"] for r in records] == ["eraboost era, one process"]
+
+
+@pytest.mark.slow
+def test_dask_profile_times_each_part(monkeypatch):
+    """benchmarks/peers/dask_profile.py times a Dask fit's calls on the
+    driver and each worker's histograms, partial sums and partition."""
+    pytest.importorskip("distributed")
+    profile = import_benchmark(monkeypatch, "peers/dask_profile")
+    args = "--rows 3000 --features 5 --eras 8 --trees 2 --leaves 4 --workers 2"
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        profile.main(args.split())
+    text = out.getvalue()
+    rows = [line.split("|")[1:3] for line in text.splitlines() if line.count("|") == 5]
+    calls = {name.strip(): int(n) for name, n in rows if n.strip().isdigit()}
+    # 2 trees of 4 leaves: a root and 3 splits each, every node scanned
+    # unless a leaf; one best_split per node scanned
+    assert calls["root"] == 2 and calls["split"] == 6
+    assert 2 <= calls["best_split"] <= 2 + 2 * 6
+    for part in ("histograms", "partials", "partition"):
+        assert sum(f" {part} |" in line for line in text.splitlines()) == 2
+    assert "the round trip beyond it" in text and "echoes" in text

@@ -26,7 +26,7 @@ def client():
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address=":0",
         # one OpenMP thread per worker on a small machine; results do not
         # depend on the thread count
         env={"OMP_NUM_THREADS": "1"},

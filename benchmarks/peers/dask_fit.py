@@ -354,13 +354,13 @@ def settings(args):
     for w in args.workers:
         t = args.threads_per_worker or max(1, n_cpu // w)
         cl = dict(base, workers=w, threads_per_worker=t)
-        for c in CRITERIA:
+        for c in args.criteria:
             out.append((f"eraboost {c}", dict(cl, lib="eraboost", criterion=c)))
         for peer in PEERS:
             out.append((peer, dict(cl, lib=peer)))
         singles.add(w * t)
     for threads in sorted(singles):
-        for c in CRITERIA:
+        for c in args.criteria:
             spec = dict(base, lib="single", criterion=c, threads=threads)
             out.append((f"eraboost {c}, one process", spec))
     return out
@@ -523,6 +523,12 @@ def main(argv=None):
         "process's (default: unset, as users run)",
     )
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--criteria",
+        default=",".join(CRITERIA),
+        type=lambda s: [c for c in s.split(",") if c],
+        help="comma-separated eraboost split types (default all three)",
+    )
     ap.add_argument(
         "--only",
         default=None,

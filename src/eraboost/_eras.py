@@ -285,8 +285,34 @@ def era_train_val_split(
         If there are fewer than two eras, or (with ``y``) if no split of
         the eras keeps every class on both sides.
     """
-    n = codes.shape[0]
-    counts = np.bincount(codes)
+    per_era = None
+    if y is not None:
+        y = np.asarray(y).astype(np.intp)
+        # rows of each class in each era, shape (n_era_codes, n_classes)
+        per_era = np.zeros((np.max(codes) + 1, int(y.max()) + 1), dtype=np.int64)
+        np.add.at(per_era, (codes, y), 1)
+    val_eras = held_out_eras(
+        np.bincount(codes),
+        validation_fraction,
+        random_state,
+        per_era,
+        n_trials,
+        classes,
+    )
+    return val_eras[codes]
+
+
+def held_out_eras(
+    counts, validation_fraction, random_state, per_era=None, n_trials=50, classes=None
+):
+    """The eras :func:`era_train_val_split` holds out, from the rows of each
+    era (``counts``) and, for a classifier, of each class in each era
+    (``per_era``, shape (n_era_codes, n_classes)); a mask of the era codes.
+
+    The draw needs only these counts: a fit whose rows are spread over
+    several machines (``eraboost.dask``) holds out the same eras.
+    """
+    n = int(counts.sum())
     present = np.flatnonzero(counts)
     if present.size < 2:
         raise ValueError("need at least two eras to hold out whole eras")
@@ -297,19 +323,15 @@ def era_train_val_split(
     )
     rng = np.random.RandomState(random_state)
     val_eras = np.zeros(counts.size, dtype=bool)
-    if y is None:
+    if per_era is None:
         order = rng.permutation(present)
         cum = np.cumsum(counts[order])
         # number of eras held out: 1 .. len-1, the one whose rows are closest
         k = int(np.argmin(np.abs(cum[:-1] - target))) + 1
         val_eras[order[:k]] = True
-        return val_eras[codes]
+        return val_eras
 
-    y = np.asarray(y).astype(np.intp)
-    n_classes = int(y.max()) + 1
-    # rows of each class in each era, shape (n_era_codes, n_classes)
-    per_era = np.zeros((counts.size, n_classes), dtype=np.int64)
-    np.add.at(per_era, (codes, y), 1)
+    n_classes = per_era.shape[1]
     total = per_era.sum(axis=0)
     share = total / n
     best = None  # (row distance, class distance, trial, order, k)
@@ -344,7 +366,7 @@ def era_train_val_split(
         )
     _, order, k = best
     val_eras[order[:k]] = True
-    return val_eras[codes]
+    return val_eras
 
 
 def group_eras(encoded, era_groups, fit_eras=None, name="eras"):

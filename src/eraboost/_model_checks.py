@@ -22,6 +22,7 @@ import numbers
 import numpy as np
 
 from ._engine._common import BITSET_DTYPE, NODE_DTYPE
+from ._engine.predictor import TreeStages
 
 # bits of a categorical bitset (8 x 32): categories 0 .. 255
 _BITSET_BITS = 256
@@ -207,6 +208,52 @@ def check_trees(trees, names, n_features, n_categorical=None, n_bins_non_missing
     n_bitsets = np.array(n_bitsets, dtype=np.int64)
     nodes = concatenated_nodes(arrays)
     del arrays
+    _check_nodes(
+        nodes, counts, n_bitsets, names, n_features, n_categorical, n_bins_non_missing
+    )
+
+
+def check_joined_trees(
+    joined, names, n_features, n_categorical=None, n_bins_non_missing=None
+):
+    """:func:`check_trees` of trees held as joined arrays: ``joined`` is
+    (nodes, nodes of each tree, binned and raw category bitsets, bitsets of
+    each tree), as :meth:`~eraboost._engine.predictor.TreeStages.joined`
+    gives them."""
+    nodes, counts, binned, raw, n_bitsets = joined
+    _array(nodes, "the trees' nodes", NODE_DTYPE, 1, contiguous=True)
+    for what, values in (("nodes", counts), ("bitsets", n_bitsets)):
+        _array(values, f"the trees' numbers of {what}", np.int64, 1)
+    if n_bitsets.shape != counts.shape:
+        _fail("the trees' numbers of nodes and of bitsets differ in length")
+    for what, bitsets in (("binned", binned), ("raw", raw)):
+        _array(bitsets, f"the trees' {what} bitsets", BITSET_DTYPE, 2, (None, 8), True)
+    if binned.shape != raw.shape:
+        _fail("the trees' binned and raw category bitsets differ in number")
+    if np.any(counts < 1):
+        i = int(np.flatnonzero(counts < 1)[0])
+        _fail(f"{names(i)}.nodes is empty (a tree has at least a root)")
+    if np.any(n_bitsets < 0):
+        _fail("the trees' numbers of bitsets are negative")
+    if counts.sum() != nodes.shape[0] or n_bitsets.sum() != binned.shape[0]:
+        _fail("the trees' node or bitset counts do not add up to their arrays")
+    if counts.size:
+        _check_nodes(
+            nodes,
+            counts,
+            n_bitsets,
+            names,
+            n_features,
+            n_categorical,
+            n_bins_non_missing,
+        )
+
+
+def _check_nodes(
+    nodes, counts, n_bitsets, names, n_features, n_categorical, n_bins_non_missing
+):
+    """The checks of :func:`check_trees` on the trees' nodes, joined
+    (``counts`` nodes and ``n_bitsets`` category bitsets a tree)."""
     starts = np.cumsum(counts) - counts
     tree_of = np.repeat(np.arange(counts.size), counts)
 
@@ -486,30 +533,54 @@ def check_booster(est, is_classifier):
             _fail("_n_categories must hold integers")
 
     n_bins = check_bin_mapper(_attr(est, "_bin_mapper"), n_features)
-    stages = _list(_attr(est, "_predictors"), "_predictors")
+    stages = _attr(est, "_predictors")
+    names = lambda i: f"_predictors[{i // k}][{i % k}]"  # noqa: E731
+    joined = stages.joined() if type(stages) is TreeStages else None
+    if joined is not None:
+        # trees read from a file: checked on their arrays, no object per tree
+        if stages.flat:
+            _fail("_predictors must be a list of stages, not of trees")
+        if stages.k != k:
+            _fail(f"_predictors holds {stages.k} trees a stage; expected {k}")
+        if joined[1].size % k:
+            _fail(f"_predictors holds {joined[1].size} trees, not stages of {k}")
+        check_joined_trees(joined, names, n_features, n_categorical, n_bins)
+        return
+    if type(stages) is TreeStages:
+        stages = list(stages)
+    stages = _list(stages, "_predictors")
     for i, stage in enumerate(stages):
         _list(stage, f"_predictors[{i}]", k)
     trees = [tree for stage in stages for tree in stage]
-    check_trees(
-        trees,
-        lambda i: f"_predictors[{i // k}][{i % k}]",
-        n_features,
-        n_categorical,
-        n_bins,
-    )
+    check_trees(trees, names, n_features, n_categorical, n_bins)
 
 
 def check_forest(est, is_classifier):
     n_features = _check_features(est)
     if is_classifier:
         _check_classes(est, (2,))
-    trees = _list(_attr(est, "estimators_"), "estimators_")
-    if not trees:
+    trees = _attr(est, "estimators_")
+    joined = trees.joined() if type(trees) is TreeStages else None
+    if joined is None and type(trees) is TreeStages:
+        trees = list(trees)
+    if joined is None:
+        trees = _list(trees, "estimators_")
+    if not len(trees):
         _fail("estimators_ is empty")
     n_bins = None
     if "_bin_mapper" in vars(est):
         n_bins = check_bin_mapper(est._bin_mapper, n_features)
-    check_trees(trees, lambda i: f"estimators_[{i}]", n_features, None, n_bins)
+
+    def names(i):
+        return f"estimators_[{i}]"
+
+    if joined is None:
+        check_trees(trees, names, n_features, None, n_bins)
+    elif not (trees.flat and trees.k == 1):
+        _fail("estimators_ must be a list of trees, not of stages")
+    else:
+        # trees read from a file: checked on their arrays, no object per tree
+        check_joined_trees(joined, names, n_features, None, n_bins)
 
 
 def check_robust_tree(est):

@@ -44,6 +44,7 @@ from ._engine._openmp import effective_n_threads, warn_if_serial
 from ._engine.binning import INT_DTYPES, BinMapper
 from ._engine.engine import IRF_VARIANCES, EngineSettings, build_engine
 from ._engine.grower import TreeGrower
+from ._engine.predictor import sum_tree_predictions
 from ._eras import (
     EncodedEras,
     check_boltzmann_alpha,
@@ -503,9 +504,8 @@ class _BaseInvariantForest(BaseEstimator):
         check_is_fitted(self, "estimators_")
         X = self._check_X(X, reset=False)
         n_threads = self._n_threads()
-        out = np.zeros(X.shape[0])
-        for tree in self.estimators_:
-            out += tree.predict(X, n_threads)
+        # all trees in one pass over the rows, added as tree after tree
+        out = sum_tree_predictions(self.estimators_, X, n_threads)
         return out / len(self.estimators_)
 
     def __sklearn_tags__(self):

@@ -20,8 +20,10 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._categorical import internal_order
-from ._engine.predictor import TreePredictor
+from ._engine._common import NODE_DTYPE
+from ._engine.predictor import TreePredictor, TreeStages
 from ._eras import check_eras
+from ._model_checks import concatenated_nodes
 
 __all__ = [
     "era_importances",
@@ -52,15 +54,28 @@ def _trees(estimator):
         yield from iteration
 
 
-def _split_nodes(predictor):
-    """The split nodes of one tree."""
-    nodes = predictor.nodes
-    return nodes[nodes["is_leaf"] == 0]
+def _joined_trees(estimator):
+    """The nodes of all trees, joined, the nodes of each tree and the tree
+    of each node (from the joined arrays of a model read from a file: no
+    Python object per tree)."""
+    forest = hasattr(estimator, "n_estimators")
+    trees = getattr(estimator, "estimators_" if forest else "_predictors", None)
+    joined = trees.joined() if type(trees) is TreeStages else None
+    if joined is not None:
+        nodes, counts = joined[:2]
+    else:
+        arrays = [tree.nodes for tree in _trees(estimator)]
+        if not arrays:
+            return np.zeros(0, NODE_DTYPE), np.zeros(0, np.intp), np.zeros(0, np.intp)
+        nodes = concatenated_nodes(arrays)
+        counts = np.fromiter((a.shape[0] for a in arrays), np.intp, len(arrays))
+    return nodes, counts, np.repeat(np.arange(counts.size), counts)
 
 
 def _split_table(estimator):
     """Engine features and pooled gains of all split nodes."""
-    split = np.concatenate([_split_nodes(p) for p in _trees(estimator)])
+    nodes = _joined_trees(estimator)[0]
+    split = nodes[nodes["is_leaf"] == 0]
     return split["feature"], split["gain"]
 
 
@@ -74,23 +89,6 @@ def _per_user_column(estimator, features, weights):
 def _normalise(totals):
     total = totals.sum()
     return totals / total if total > 0 else totals
-
-
-def _tree_gains(estimator, predictor):
-    """One tree's pooled split gains summed by feature (negative gains
-    count as 0)."""
-    split = _split_nodes(predictor)
-    return _per_user_column(estimator, split["feature"], np.maximum(split["gain"], 0.0))
-
-
-def _tree_frequencies(estimator, predictor):
-    """One tree's split frequency: ``n_m / n`` summed by feature over its
-    split nodes (``n_m`` a node's rows, ``n`` the root's)."""
-    nodes = predictor.nodes
-    split = _split_nodes(predictor)
-    return _per_user_column(
-        estimator, split["feature"], split["count"] / nodes[0]["count"]
-    )
 
 
 def feature_importances(estimator, per_tree=False):
@@ -123,10 +121,14 @@ def feature_importances(estimator, per_tree=False):
     if not per_tree:
         features, gains = _split_table(estimator)
         return _normalise(_per_user_column(estimator, features, np.maximum(gains, 0.0)))
-    totals = np.zeros(estimator.n_features_in_)
-    for predictor in _trees(estimator):
-        totals += _normalise(_tree_gains(estimator, predictor))
-    return _normalise(totals)
+    # each tree's gains divided by their sum, for all trees at once
+    nodes, _, tree_of = _joined_trees(estimator)
+    split = nodes["is_leaf"] == 0
+    gains = np.maximum(nodes["gain"][split], 0.0)
+    tree_of = tree_of[split]
+    sums = np.bincount(tree_of, weights=gains)
+    shares = gains / np.where(sums > 0, sums, 1.0)[tree_of]
+    return _normalise(_per_user_column(estimator, nodes["feature"][split], shares))
 
 
 def split_counts(estimator):
@@ -146,12 +148,11 @@ def split_counts(estimator):
 
 def _frequency_totals(estimator):
     """Split frequencies summed over the trees, and the number of trees."""
-    totals = np.zeros(estimator.n_features_in_)
-    n_trees = 0
-    for predictor in _trees(estimator):
-        totals += _tree_frequencies(estimator, predictor)
-        n_trees += 1
-    return totals, n_trees
+    nodes, counts, tree_of = _joined_trees(estimator)
+    roots = np.cumsum(counts) - counts
+    split = nodes["is_leaf"] == 0
+    shares = nodes["count"][split] / nodes["count"][roots][tree_of[split]]
+    return _per_user_column(estimator, nodes["feature"][split], shares), counts.size
 
 
 def split_feature_shares(estimator, weighted=False):

@@ -2,7 +2,10 @@
 collects only ``test_*.py``): the training table's columns, writing it, running
 the command and reading its CSV output."""
 
+import contextlib
 import csv
+import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,20 +31,43 @@ def write(path, X, y, eras, extra=None):
     pq.write_table(pa.table(cols), path)
 
 
-def run(args, cwd, module=False, **kw):
-    """Run the ``eraboost`` script (``python -m eraboost`` with ``module``) on
-    ``args`` in the folder ``cwd``; the completed process, its output as text."""
-    # from another folder: the installed package, not the source tree
-    cmd = [sys.executable, "-m", "eraboost"] if module else [str(SCRIPT)]
-    return subprocess.run(
-        cmd + [str(a) for a in args],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        **kw,
-    )
+def run(args, cwd, module=False, process=False, **kw):
+    """Run the command line on ``args`` in the folder ``cwd``; the completed
+    process, its output as text.
+
+    In this process (``eraboost.cli.main``, stdout and stderr captured), which
+    spares each run the start of a Python and its imports; in a process of
+    its own, the ``eraboost`` script (``python -m eraboost`` with ``module``),
+    with ``process``, ``module`` or any ``subprocess.run`` argument in ``kw``
+    (an environment, a limit set before the command starts).
+    """
+    args = [str(a) for a in args]
+    if process or module or kw:
+        # from another folder: the installed package, not the source tree
+        cmd = [sys.executable, "-m", "eraboost"] if module else [str(SCRIPT)]
+        return subprocess.run(
+            cmd + args,
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=cwd,
+            **kw,
+        )
+    from eraboost.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    before = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main(args)
+            except SystemExit as exc:  # argparse's exits (usage, --help)
+                status = exc.code if isinstance(exc.code, int) else int(bool(exc.code))
+    finally:
+        os.chdir(before)
+    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
 
 
 def read_csv(path):

@@ -66,7 +66,10 @@ def test_train_predict_report_end_to_end(data):
         "--param",
         "early_stopping=True",
     ]
-    res = run(["train", "train.parquet", *common, "--out", "original.skops"], d)
+    # the installed script in a process of its own, once end to end
+    res = run(
+        ["train", "train.parquet", *common, "--out", "original.skops"], d, process=True
+    )
     assert res.returncode == 0, res.stderr
     assert "1/30 iterations" in res.stderr and "ETA" in res.stderr
     # the scores are named, the loss positive (as scikit-learn prints it)
@@ -762,9 +765,9 @@ def test_demo_into_a_closed_pipe_exits_0(tmp_path):
 def test_version_and_help(tmp_path):
     from importlib.metadata import version
 
-    res = run(["--version"], tmp_path)
+    res = run(["--version"], tmp_path, process=True)
     assert res.returncode == 0 and res.stdout == f"eraboost {version('eraboost')}\n"
-    res = run(["--help"], tmp_path)
+    res = run(["--help"], tmp_path, process=True)
     assert "train four models" in res.stdout
     assert "pickle" in res.stdout and "trust" in res.stdout
     res = run(["predict", "--help"], tmp_path)

@@ -15,7 +15,7 @@ def _cluster(n_workers):
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address=":0",
         # one OpenMP thread per worker on a small machine; results do not
         # depend on the thread count
         env={"OMP_NUM_THREADS": "1"},
@@ -50,6 +50,20 @@ def client2():
             yield c
     finally:
         cluster.close()
+
+
+def slow_but(cases, *keep):
+    """``cases`` for ``pytest.mark.parametrize``, all but those at the
+    indices ``keep`` marked slow: the README's ``pytest`` fits a few cases
+    of each Dask test, CI's full suite every one."""
+    return [
+        case
+        if i in keep
+        else pytest.param(
+            *(case if isinstance(case, tuple) else (case,)), marks=pytest.mark.slow
+        )
+        for i, case in enumerate(cases)
+    ]
 
 
 def era_data(n=3000, p=10, n_eras=20, seed=0):

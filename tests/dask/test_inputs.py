@@ -26,12 +26,8 @@ def _tasks_run(client, fit):
 @pytest.mark.parametrize(
     "option",
     [
-        dict(monotonic_cst=[1] + [0] * 9),
-        dict(interaction_cst=[[0, 1]]),
-        dict(era_groups=2),
-        dict(early_stopping=True),
+        dict(scoring="r2", early_stopping=True),
         dict(loss="absolute_error"),
-        dict(warm_start=True),
     ],
     ids=str,
 )
@@ -47,13 +43,13 @@ def test_unsupported_options_refused_before_work(client2, option):
     assert "\n" not in message
 
 
-def test_early_stopping_auto_refused_above_10000_rows(client2):
+def test_scorer_refused_when_auto_turns_early_stopping_on(client2):
     X, y, eras, _ = era_data(n=10_001, p=2)
     dX, dy, de = chunked(X, y, eras, rows=4000)
-    est = DaskHistGradientBoostingRegressor(client=client2, max_iter=2)
+    est = DaskHistGradientBoostingRegressor(client=client2, max_iter=2, scoring="r2")
     n_tasks, message = _tasks_run(client2, lambda: est.fit(dX, dy, eras=de))
     assert n_tasks == 0
-    assert "early_stopping='auto'" in message
+    assert "scoring='r2'" in message and "early_stopping=False" in message
 
 
 def test_bad_inputs(client2):

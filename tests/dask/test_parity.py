@@ -16,7 +16,7 @@ from eraboost.dask import (
     DaskHistGradientBoostingRegressor,
 )
 
-from .conftest import chunked, era_data
+from .conftest import chunked, era_data, slow_but
 
 SPLIT_FIELDS = ["feature", "bin_threshold", "missing_left", "is_leaf", "left", "right"]
 
@@ -65,7 +65,11 @@ REGRESSOR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("params, weighted", REGRESSOR_CASES, ids=str)
+# the README's pytest: each split type, weights, the per-era minimum, a row
+# draw and the invariance penalty
+@pytest.mark.parametrize(
+    "params, weighted", slow_but(REGRESSOR_CASES, 1, 4, 8, 12, 14, 19), ids=str
+)
 def test_regressor_same_trees(client, params, weighted):
     X, y, eras, w = era_data()
     w = w if weighted else None
@@ -97,7 +101,7 @@ CLASSIFIER_CASES = [
 ]
 
 
-@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("n_classes", slow_but([2, 3], 0))
 @pytest.mark.parametrize("params", CLASSIFIER_CASES, ids=str)
 def test_classifier_same_trees(client, params, n_classes):
     X, y, eras, w = era_data(seed=1)

@@ -4,6 +4,8 @@
   errors into one line and an exit status;
 - ``_parser.py``: the argparse parser (:func:`build_parser`);
 - ``_commands.py``: the commands, ``cmd_train`` ... ``cmd_demo``;
+- ``_cluster.py``: ``train --scheduler``, the fit on a Dask cluster of a
+  parquet dataset read by parts on the workers;
 - ``_loading.py``: a model file with its feature list, and a table's
   columns as the estimators take them, with their checks;
 - ``_tables.py``: reading parquet and CSV tables, writing prediction tables;

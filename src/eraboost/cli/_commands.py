@@ -152,12 +152,8 @@ def _check_roles(args):
         )
 
 
-def cmd_train(args):
-    """``eraboost train``: fit a model on a table and save it."""
-    from ..persistence import save_model
-    from ._progress import TrainingProgress
-    from ._tables import Table
-
+def _check_train_outputs(args):
+    """``train``'s checks of its columns' roles and of ``--out``."""
     _check_roles(args)
     _check_out_folder(args.out, "model")
     _check_not_an_input(
@@ -165,6 +161,26 @@ def cmd_train(args):
         [("DATA", args.data), ("--validation-data", args.validation_data)],
     )
     _check_model_out(args.out)
+
+
+def _save(est, args, metadata):
+    from ..persistence import save_model
+
+    try:
+        save_model(est, args.out, metadata=metadata)
+    except OSError as exc:
+        raise CLIError(
+            f"cannot write the model to {args.out}: {exc.strerror or exc} "
+            "(any previous file there is left as it was)"
+        ) from None
+
+
+def cmd_train(args):
+    """``eraboost train``: fit a model on a table and save it."""
+    from ._progress import TrainingProgress
+    from ._tables import Table
+
+    _check_train_outputs(args)
     table = Table(args.data)
     table.check_columns([args.target], "target column")
     table.check_columns([args.era], "era column")
@@ -244,13 +260,7 @@ def cmd_train(args):
         "n_rows": int(X.shape[0]),
         "fit_seconds": fit_seconds,
     }
-    try:
-        save_model(est, args.out, metadata=metadata)
-    except OSError as exc:
-        raise CLIError(
-            f"cannot write the model to {args.out}: {exc.strerror or exc} "
-            "(any previous file there is left as it was)"
-        ) from None
+    _save(est, args, metadata)
     what = (
         f"interrupted: saved the {n_iter} iterations fitted so far "
         f"(of max_iter={max_iter})"
@@ -259,6 +269,41 @@ def cmd_train(args):
         + (" (early stopping)" if n_iter < max_iter else "")
     )
     progress.message(f"{what} in {fit_seconds:.1f} s to {args.out}")
+    return 0
+
+
+def cmd_train_cluster(args):
+    """``eraboost train --scheduler ADDRESS``: fit a model on a Dask cluster,
+    the table read by parts on the workers, and save it as ``train`` does
+    (``_cluster.py``). Ctrl-C aborts the fit (nothing is saved)."""
+    from ._cluster import train_on_cluster
+
+    _check_train_outputs(args)
+    note = (lambda text: None) if args.quiet else _note
+    est, task, features, n_rows, fit_seconds = train_on_cluster(args, note)
+    n_iter, max_iter = int(est.n_iter_), int(est.max_iter)
+    metadata = {
+        "features": features,
+        "categorical": [],
+        "target": args.target,
+        "era": args.era,
+        "task": task,
+        "cli_params": list(args.param or ()),
+        "model": "booster",
+        "n_iter": n_iter,
+        "max_iter": max_iter,
+        "interrupted": False,
+        "data": str(args.data),
+        "validation_data": None,
+        "n_rows": n_rows,
+        "fit_seconds": fit_seconds,
+        "scheduler": args.scheduler,
+    }
+    _save(est, args, metadata)
+    note(
+        f"saved {n_iter} iterations in {fit_seconds:.1f} s to {args.out} "
+        f"(fitted on the Dask cluster at {args.scheduler})"
+    )
     return 0
 
 

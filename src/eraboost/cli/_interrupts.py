@@ -122,11 +122,20 @@ def _load_libraries(func):
     import importlib
     from contextlib import suppress
 
-    from ._commands import cmd_convert, cmd_demo, cmd_predict, cmd_report, cmd_train
+    from ._commands import (
+        cmd_convert,
+        cmd_demo,
+        cmd_predict,
+        cmd_report,
+        cmd_train,
+        cmd_train_cluster,
+    )
 
     tables = ("pyarrow", "pyarrow.csv", "pyarrow.parquet", "pyarrow.compute")
+    cluster = ("dask.array", "dask.dataframe", "distributed", "eraboost.dask")
     modules = {
         cmd_train: (*tables, "eraboost.persistence"),
+        cmd_train_cluster: (*tables, *cluster, "eraboost.persistence"),
         cmd_predict: (*tables, "eraboost.persistence"),
         cmd_report: (*tables, "eraboost.persistence", "eraboost.metrics"),
         cmd_convert: ("eraboost.persistence",),

@@ -129,6 +129,14 @@ def build_parser():
         help="a table of other eras for early stopping (same columns); "
         "turns early stopping on",
     )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="fit on the Dask cluster of this scheduler (e.g. tcp://HOST:8786; "
+        "needs eraboost[dask]): DATA, a parquet file or folder of parts that "
+        "every worker can read, is read by parts on the workers; early "
+        "stopping is off (docs/distributed.md)",
+    )
     _add_drop_missing_target(p)
     p.add_argument(
         "--out",
@@ -237,6 +245,8 @@ def parse_args(argv):
                 f"--param {loose[0]}={extra[0]}"
             )
         parser.command_parsers[args.command].error(message)
+    if getattr(args, "scheduler", None) is not None:
+        args.func = commands.cmd_train_cluster
     return args
 
 

@@ -184,6 +184,50 @@ def era_inventory(client, eras, y=None, sample_weight=None):
     return Inventory(labels, counts, block_counts)
 
 
+def _group_block(eras, labels, group_of, group_labels):
+    """A chunk's eras replaced by their groups' labels."""
+    code_of = {label: i for i, label in enumerate(labels.tolist())}
+    codes_b, local = check_eras(eras, eras.shape[0])
+    codes = np.array([code_of[v] for v in local.tolist()], dtype=np.int64)[codes_b]
+    return group_labels[group_of[codes]]
+
+
+def group_inventory(eras, inventory, era_groups):
+    """The eras replaced by their groups (``era_groups``, grouped as the
+    single machine's fit groups them, docs/criteria.md "Era groups").
+
+    Returns the grouped eras (a dask array of the groups' labels, in the
+    same chunks), their inventory, and the group code of each of the
+    inventory's eras.
+    """
+    from .._eras import EncodedEras, group_eras
+
+    labels = inventory.labels
+    grouped = group_eras(
+        EncodedEras(np.arange(labels.shape[0], dtype=np.int32), labels), era_groups
+    )
+    group_of = np.asarray(grouped.codes, dtype=np.int64)
+    n_groups = grouped.labels.shape[0]
+    counts = np.bincount(group_of, weights=inventory.counts, minlength=n_groups)
+    block_counts = []
+    for codes_b, counts_b in inventory.block_counts:
+        per_group = np.bincount(group_of[codes_b], weights=counts_b, minlength=n_groups)
+        used = np.flatnonzero(per_group)
+        block_counts.append((used, per_group[used].astype(np.int64)))
+    eras = eras.map_blocks(
+        _group_block,
+        labels=labels,
+        group_of=group_of,
+        group_labels=grouped.labels,
+        dtype=grouped.labels.dtype,
+    )
+    return (
+        eras,
+        Inventory(grouped.labels, counts.astype(np.int64), block_counts),
+        group_of,
+    )
+
+
 def place_eras(counts, n_workers):
     """The worker of each era: the largest eras first, each to the worker
     with the fewest rows so far (the lowest index on ties)."""
@@ -260,9 +304,9 @@ def _lost(workers, exc=None):
     )
 
 
-def start_shards(client, shard_class, pieces, encoding, workers):
-    """One shard (an actor of ``shard_class``) on each worker used, built
-    from its pieces; returns the shards and their futures.
+def await_shards(client, futures, workers):
+    """The shards (actors) of ``futures``, the i-th started on
+    ``workers[i]``, once they have all started.
 
     A shard may only live on its worker (its eras were placed there), so a
     worker lost before its shard has started would leave the shard
@@ -272,18 +316,7 @@ def start_shards(client, shard_class, pieces, encoding, workers):
     from distributed import wait
     from distributed.scheduler import KilledWorker
 
-    used = workers[: len(pieces)]
-    futures = [
-        client.submit(
-            shard_class,
-            pieces[w],
-            encoding,
-            actor=True,
-            workers=[used[w]],
-            allow_other_workers=False,
-        )
-        for w in range(len(used))
-    ]
+    used = list(workers[: len(futures)])
     while True:
         with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
             wait(futures, timeout=POLL_S)
@@ -293,7 +326,7 @@ def start_shards(client, shard_class, pieces, encoding, workers):
         if all(f.done() for f in futures):
             break
     try:
-        return [f.result() for f in futures], futures
+        return [f.result() for f in futures]
     except KilledWorker as exc:
         # the pieces' tasks died with their workers too many times
         raise _lost(sorted(set(used) - set(worker_addresses(client))), exc) from None

@@ -1,8 +1,10 @@
 """A node's split from sums reduced across workers (docs/distributed.md).
 
 Each worker holds whole eras. For a node it builds the per-era histograms
-of its rows (:func:`era_histograms`) and turns them into its share of the
-reduction (:func:`worker_partials`): the pooled histogram, and, under the
+of its rows (the engine's ``HistogramBuilder``, in ``_worker.EraShard``;
+:func:`era_histograms` is their NumPy reference) and turns them into its
+share of the reduction (:func:`worker_partials`): the pooled histogram,
+and, under the
 era criteria, one vector per candidate of era sums (the sum of the per-era
 gains, of the eras' directions and of their children's scores, or the
 Boltzmann sums with the worker's own shift, or the per-candidate maximum
@@ -109,7 +111,12 @@ class Candidates:
 
 def era_histograms(X_binned, rows, era_codes, n_eras, gradients, hessians, width):
     """The per-era histograms of a node's rows: gradient, hessian and row
-    sums of shape ``(n_features, n_eras, width)``, float64."""
+    sums of shape ``(3, n_features, n_eras, width)``, float64, the layout
+    :func:`worker_partials` reads.
+
+    A NumPy reference (``np.bincount`` per feature): the workers build the
+    same sums with the engine's ``HistogramBuilder``
+    (``_worker.EraShard``)."""
     codes = era_codes[rows].astype(np.int64) * width
     g = gradients[rows].astype(np.float64)
     h = None if hessians is None else hessians[rows].astype(np.float64)
@@ -329,15 +336,43 @@ def node_value(G, H, lam):
     return -G / (H + lam + 1e-15)
 
 
-def best_split(reduced, cands, n_bins_non_missing, node, settings, features=None):
+def bounded_value(G, H, lam, lower=-np.inf, upper=np.inf):
+    """:func:`node_value` clipped to the bounds of a monotonic constraint
+    (the engine's ``node_value`` with bounds)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.clip(node_value(G, H, lam), lower, upper)
+
+
+def best_split(
+    reduced,
+    cands,
+    n_bins_non_missing,
+    node,
+    settings,
+    features=None,
+    *,
+    value=None,
+    bounds=(-np.inf, np.inf),
+    monotonic_cst=None,
+):
     """The split docs/criteria.md chooses from the reduced sums.
 
     ``node`` is ``(n_samples, sum_gradients, sum_hessians)``, ``settings``
     as in :func:`worker_partials` plus ``min_samples_leaf``; ``features``
     a mask of the features the node may split on (None: all).
+
+    ``value`` is the node's value, as the grower holds it (its parent's
+    bounded value of it, 0 at the root; None: from its sums): the pooled
+    path's gain is ``G v - G_L v_L - G_R v_R``. ``bounds`` are the
+    children's value bounds and ``monotonic_cst`` the features'
+    constraints (int8, 1 increasing, -1 decreasing; None: none): the
+    children's values are clipped to the bounds, and a candidate whose
+    clipped values go against its feature's constraint is not eligible
+    (the engine's ``node_value`` and ``monotonic_ok``).
     """
     n, G, H = node
     lam, alpha = settings["lam"], settings["alpha"]
+    lower, upper = bounds
     GL = cands.left_sums(cands.unpack(reduced["pooled_g"]), n_bins_non_missing)
     n_hist = cands.unpack(reduced["pooled_n"]).astype(np.float64)
     nL = cands.left_sums(n_hist, n_bins_non_missing)
@@ -350,6 +385,11 @@ def best_split(reduced, cands, n_bins_non_missing, node, settings, features=None
     msl = settings["min_samples_leaf"]
     ok = (nL >= msl) & (nR >= msl)
     ok &= (HL >= MIN_HESSIAN_TO_SPLIT) & (HR >= MIN_HESSIAN_TO_SPLIT)
+    vL = bounded_value(GL, HL, lam, lower, upper)
+    vR = bounded_value(GR, HR, lam, lower, upper)
+    if monotonic_cst is not None:
+        mono = np.asarray(monotonic_cst)[cands.feature]
+        ok &= ~(((mono == 1) & (vL > vR)) | ((mono == -1) & (vL < vR)))
     if features is not None:
         ok &= features[cands.feature]
     if "min_side" in reduced:
@@ -378,12 +418,10 @@ def best_split(reduced, cands, n_bins_non_missing, node, settings, features=None
         keys = [crit]
         priority_of = lambda i: (float(crit[i]), 0.0)  # noqa: E731
     elif split_type == "original":
-        # scikit-learn's form: G v - G_L v_L - G_R v_R
-        gain = (
-            G * node_value(G, H, lam)
-            - GL * node_value(GL, HL, lam)
-            - GR * node_value(GR, HR, lam)
-        )
+        # scikit-learn's form: G v - G_L v_L - G_R v_R, from the node's
+        # value as the grower holds it and the children's bounded values
+        v = node_value(G, H, lam) if value is None else value
+        gain = G * v - GL * vL - GR * vR
         ok &= gain > 0
         keys = [gain]
         priority_of = lambda i: (float(gain[i]), 0.0)  # noqa: E731
@@ -438,6 +476,6 @@ def best_split(reduced, cands, n_bins_non_missing, node, settings, features=None
         sum_hessian_right=float(HR[i]),
         n_samples_left=round(float(nL[i])),
         n_samples_right=round(float(nR[i])),
-        value_left=float(node_value(GL[i], HL[i], lam)),
-        value_right=float(node_value(GR[i], HR[i], lam)),
+        value_left=float(vL[i]),
+        value_right=float(vR[i]),
     )

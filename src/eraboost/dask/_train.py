@@ -19,16 +19,20 @@ class _Node:
     """A node during growth, with the fields ``make_predictor`` reads."""
 
     __slots__ = (
+        "allowed",
+        "cst_indices",
         "depth",
         "id",
         "is_leaf",
         "left_child",
+        "lower",
         "n_samples",
         "reduced",
         "right_child",
         "split_info",
         "sum_gradients",
         "sum_hessians",
+        "upper",
         "value",
     )
 
@@ -43,6 +47,12 @@ class _Node:
         self.split_info = None
         self.left_child = self.right_child = None
         self.reduced = None
+        # the features the node may split on (None: the tree's), the
+        # interaction groups its ancestors' features leave it, and its
+        # children's value bounds (monotonic constraints): the grower's
+        self.allowed = None
+        self.cst_indices = None
+        self.lower, self.upper = -np.inf, np.inf
 
     def __lt__(self, other):
         # the engine's order: the best criterion score pops first
@@ -111,6 +121,20 @@ class TreeBuilder:
         ``min_samples_leaf`` and ``shrinkage``.
     cands : Candidates
     n_bins_non_missing, has_missing : ndarray
+    feature_rng : numpy Generator or None, default=None
+        ``max_features``'s stream (the single machine's).
+    monotonic_cst : ndarray of int8 or None, default=None
+        The features' monotonic constraints (the estimator's
+        ``_check_constraints``).
+    interaction_cst : list of sets or None, default=None
+        The interaction groups (the estimator's ``_check_constraints``).
+
+    The constraints act as the grower's do: a node's children get value
+    bounds from the mid-point of their values when the split's feature is
+    constrained, the candidates whose bounded values go against their
+    feature's constraint are not eligible, and a node may split only on
+    the features of the interaction groups holding every feature its
+    ancestors split on.
     """
 
     def __init__(
@@ -121,6 +145,8 @@ class TreeBuilder:
         n_bins_non_missing,
         has_missing,
         feature_rng=None,
+        monotonic_cst=None,
+        interaction_cst=None,
     ):
         self.cluster = cluster
         self.feature_rng = feature_rng
@@ -128,12 +154,18 @@ class TreeBuilder:
         self.cands = cands
         self.n_bins_non_missing = n_bins_non_missing
         self.has_missing = has_missing
+        self.monotonic_cst = (
+            monotonic_cst
+            if monotonic_cst is not None and np.any(monotonic_cst != 0)
+            else None
+        )
+        self.interaction_cst = interaction_cst
 
     def _sampled(self, node):
         """The features a node may split on: the tree's, then, with
         ``max_features``, a draw of them for the node (the grower's
         ``_sampled_mask``, from the same stream in the same order)."""
-        allowed = self.tree_features
+        allowed = self.tree_features if node.allowed is None else node.allowed
         fraction = self.settings["max_features"]
         if fraction >= 1.0:
             return allowed
@@ -153,12 +185,42 @@ class TreeBuilder:
             (node.n_samples, node.sum_gradients, node.sum_hessians),
             self.settings,
             features,
+            value=node.value,
+            bounds=(node.lower, node.upper),
+            monotonic_cst=self.monotonic_cst,
         )
         node.reduced = None
         if not node.split_info.found:
             self._leaf(node)
         else:
             heappush(self.open, node)
+
+    def _interactions(self, node):
+        """The features the children of ``node`` may split on, within the
+        tree's, and the groups left to them: those holding the split's
+        feature (the grower's ``_compute_interactions``, in its order)."""
+        allowed, indices = set(), []
+        for i in node.cst_indices:
+            if node.split_info.feature_idx in self.interaction_cst[i]:
+                indices.append(i)
+                allowed.update(self.interaction_cst[i])
+        allowed = np.fromiter(allowed, dtype=np.uint32, count=len(allowed))
+        if self.drawn is not None:
+            allowed = np.intersect1d(allowed, self.drawn).astype(np.uint32)
+        return allowed, indices
+
+    def _bound_children(self, node, left, right):
+        """The children's value bounds: the node's, cut at the mid-point
+        of their values when the split's feature is constrained (the
+        grower's rule)."""
+        cst = self.monotonic_cst[node.split_info.feature_idx]
+        lo, hi = node.lower, node.upper
+        if cst == 0:
+            bounds = ((lo, hi), (lo, hi))
+        else:
+            mid = (left.value + right.value) / 2
+            bounds = ((lo, mid), (mid, hi)) if cst == 1 else ((mid, hi), (lo, mid))
+        (left.lower, left.upper), (right.lower, right.upper) = bounds
 
     def _leaf(self, node):
         node.is_leaf = True
@@ -174,6 +236,7 @@ class TreeBuilder:
         self.tree_features = (
             np.arange(n_features) if tree_features is None else tree_features
         )
+        self.drawn = tree_features
         if in_bag is None:
             parts = self.cluster.call("root", k)
         else:
@@ -186,6 +249,16 @@ class TreeBuilder:
         H = float(n if "pooled_h" not in reduced else reduced["pooled_h"][:first].sum())
         root = _Node(0, 0, n, G, H, 0)
         root.reduced = reduced
+        if self.interaction_cst is not None:
+            # the grower's root: the union of the groups (in its order),
+            # within the tree's features
+            allowed = set().union(*self.interaction_cst)
+            root.allowed = np.fromiter(allowed, dtype=np.uint32, count=len(allowed))
+            if tree_features is not None:
+                root.allowed = np.intersect1d(root.allowed, tree_features).astype(
+                    np.uint32
+                )
+            root.cst_indices = range(len(self.interaction_cst))
         msl = s["min_samples_leaf"]
         if n < 2 * msl or H < MIN_HESSIAN_TO_SPLIT:
             self._leaf(root)
@@ -221,6 +294,13 @@ class TreeBuilder:
         )
         self.n_nodes += 2
         node.left_child, node.right_child = left, right
+        if self.interaction_cst is not None:
+            left.allowed, left.cst_indices = self._interactions(node)
+            right.allowed, right.cst_indices = left.allowed, left.cst_indices
+        else:
+            left.allowed = right.allowed = node.allowed
+        if self.monotonic_cst is not None:
+            self._bound_children(node, left, right)
         if not self.has_missing[info.feature_idx]:
             info.missing_go_to_left = left.n_samples > right.n_samples
         last = s["max_leaf_nodes"] is not None and n_leaf_nodes == s["max_leaf_nodes"]
@@ -238,6 +318,9 @@ class TreeBuilder:
             info.missing_go_to_left,
             (left.id, right.id),
             scan,
+            # the pooled row counts: each shard subtracts the child the
+            # single machine subtracts
+            (left.n_samples, right.n_samples),
         )
         for j, child in enumerate((left, right)):
             if scan[j]:
@@ -253,18 +336,30 @@ class TreeBuilder:
                 self._find(child)
 
 
-def boost(cluster, local, builder, max_iter, stop_when_stalled, sampler, shard_rows):
-    """The boosting rounds; fills ``local._predictors``.
+def boost(
+    cluster,
+    local,
+    builder,
+    max_iter,
+    stop_when_stalled,
+    sampler,
+    shard_rows,
+    early_stopping=None,
+):
+    """The boosting rounds; extends ``local._predictors`` (a warm start's
+    iterations first) up to ``max_iter`` iterations.
 
     ``sampler`` is the single machine's ``TreeSampler`` (its stream, drawn
     here in its order); ``shard_rows`` each shard's row numbers in the
-    table, to hand each shard its part of a row draw (None when no rows
-    are drawn). Returns the bytes the driver received for each tree.
+    training rows, to hand each shard its part of a row draw (None when no
+    rows are drawn); ``early_stopping`` an ``_validation.EarlyStopping``
+    (None: off), scored after each iteration as the single machine scores.
+    Returns the bytes the driver received for each tree.
     """
     K = local.n_trees_per_iteration_
     mapper = local._bin_mapper
     received = []
-    for _ in range(max_iter):
+    for _ in range(len(local._predictors), max_iter):
         cluster.call("update_gradients")
         mask = sampler.iteration_rows()
         in_bag = None if mask is None else [mask[rows] for rows in shard_rows]
@@ -282,6 +377,8 @@ def boost(cluster, local, builder, max_iter, stop_when_stalled, sampler, shard_r
                 cluster.call("add_leaves", k, values)
             else:
                 cluster.call("add_leaves", k, values, predictor, mapper.missing_bin_)
+        if early_stopping is not None and early_stopping.step(local._predictors[-1]):
+            break
         if stop_when_stalled and n_split == 0:
             break
     return np.asarray(received, dtype=np.int64)

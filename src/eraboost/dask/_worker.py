@@ -4,19 +4,112 @@ A :class:`EraShard` lives on one worker for the length of a fit. It holds
 the rows of its eras (grouped by era, each era's rows in the order of the
 user's table, as the single-machine fit groups them), their bins, the
 raw predictions and the gradients, and, while a tree grows, the rows of
-each open node. The driver calls it once per tree step; each call returns
-only the worker's share of the reduction (``_split.worker_partials``).
+each open node and their per-era histograms. The driver calls it once per
+tree step; each call returns only the worker's share of the reduction
+(``_split.worker_partials``).
+
+The histograms are the engine's: the single machine's
+``HistogramBuilder`` (Cython, OpenMP on the worker's threads) over the
+shard's rows, and the larger child of a split is its parent's histogram
+minus the smaller child's where the single machine's grower subtracts
+(the same children, chosen from the pooled row counts the driver sends):
+each era's cells are then the single machine's.
 """
+
+from time import perf_counter
 
 import numpy as np
 
 from .._engine._common import G_DTYPE
-from ._split import Candidates, era_histograms, worker_partials
+from .._engine._histogram import (
+    HistogramBuilder,
+    histogram_cell_bytes,
+    histogram_layout,
+    histogram_rows_per_bin,
+)
+from .._engine._memory import HistogramPool, memory_budget
+from .._engine._partition import split_indices
+from ._split import Candidates, worker_partials
+
+#: The engine's cut-off for a node's histogram to be subtracted from
+#: (``_histogram.SPARSE_ROWS_PER_CELL``): a node of fewer rows per cell of
+#: a feature's block, on average, has both children built from their rows.
+SPARSE_ROWS_PER_CELL = 0.25
 
 
 def _concat(pieces, i):
     parts = [p[i] for p in pieces if p[i] is not None]
     return np.concatenate(parts) if parts else None
+
+
+def _worker_threads():
+    """The threads of the Dask worker this runs in (outside a worker: the
+    engine's default)."""
+    try:
+        from distributed import get_worker
+
+        return max(1, int(get_worker().state.nthreads))
+    except (ImportError, ValueError, AttributeError):
+        from .._engine._openmp import effective_n_threads
+
+        return effective_n_threads()
+
+
+class HistogramLayout:
+    """Where the cells of the engine's histogram buffer go in the
+    ``(3, n_features, n_eras, width)`` array ``_split.worker_partials``
+    reads (gradient, hessian and row sums; the missing-value bin of
+    feature ``f`` at ``n_bins_non_missing[f]``; zeros beyond a feature's
+    bins).
+
+    Parameters
+    ----------
+    offsets : ndarray of int64
+        ``histogram_layout(block_bins, n_eras)``.
+    block_bins : ndarray
+        Cells of each feature's bin: its bins plus its missing-value bin
+        when it has missing values.
+    n_eras : int
+        Eras of the histograms (1: pooled only).
+    width : int
+        ``Candidates.width``.
+    constant_hessian : bool
+    """
+
+    def __init__(self, offsets, block_bins, n_eras, width, constant_hessian):
+        rows = histogram_rows_per_bin(n_eras)
+        cell = histogram_cell_bytes(constant_hessian)
+        doubles = 1 if constant_hessian else 2
+        dst, src_g, src_h, src_n = [], [], [], []
+        for f, nb in enumerate(np.asarray(block_bins, dtype=np.int64)):
+            e, b = np.meshgrid(np.arange(n_eras), np.arange(nb), indexing="ij")
+            at = (b * rows + e).ravel()
+            cells = int(offsets[f + 1] - offsets[f])
+            # a block: its gradient sums (float64), its hessian sums unless
+            # constant (float64), then its row counts (uint32)
+            g0 = int(offsets[f]) * cell // 8
+            dst.append(((f * n_eras + e) * width + b).ravel())
+            src_g.append(g0 + at)
+            src_h.append(g0 + cells + at)
+            src_n.append(int(offsets[f]) * cell // 4 + 2 * doubles * cells + at)
+        cat = lambda parts: np.concatenate(parts).astype(np.intp)  # noqa: E731
+        self.dst, self.src_g, self.src_n = cat(dst), cat(src_g), cat(src_n)
+        self.src_h = None if constant_hessian else cat(src_h)
+        self.shape = (3, len(block_bins), n_eras, width)
+
+    def dense(self, hist):
+        """The per-era sums of the buffer ``hist`` as a float64 array of
+        ``shape`` (with constant hessians, the hessian sums are the row
+        counts, as ``worker_partials`` expects)."""
+        out = np.zeros(self.shape)
+        flat = out.reshape(3, -1)
+        flat[0, self.dst] = hist.view(np.float64)[self.src_g]
+        flat[2, self.dst] = hist.view(np.uint32)[self.src_n]
+        if self.src_h is None:
+            flat[1] = flat[2]
+        else:
+            flat[1, self.dst] = hist.view(np.float64)[self.src_h]
+        return out
 
 
 class EraShard:
@@ -48,22 +141,30 @@ class EraShard:
         sw = _concat(pieces, 3)
         self.sample_weight = None if sw is None else sw[order]
         self.eras, local = np.unique(codes[order], return_inverse=True)
-        self.era_codes = local.astype(np.int64)
+        self.era_codes = local.astype(np.int32)
         self.n_eras = self.eras.size
         self.nodes = {}
+        self.hists = {}
+        self.n_threads = _worker_threads()
+        self.seconds = dict.fromkeys(("histograms", "partials", "partition"), 0.0)
+        self.n_nodes = 0
 
     def n_rows(self):
         return int(self.rows.shape[0])
 
     def bin(self, bin_mapper):
-        """Bin the rows; returns whether each feature has missing values."""
-        self.X_binned = np.ascontiguousarray(bin_mapper.transform(self.X))
+        """Bin the rows; returns whether each feature has missing values.
+
+        Few-bin features are stored by rows, as the single machine stores
+        them for its histograms (the same sums either way)."""
+        by_rows = bin_mapper.rows_layout_pays(self.X)
+        self.X_binned = bin_mapper.transform(self.X, by_rows=by_rows)
         self.X = None
         return bin_mapper.has_missing_values(self.X_binned).astype(bool)
 
     def start(self, loss, baseline, n_bins_non_missing, has_missing, settings):
         """The boosting state: raw predictions at the baseline, the
-        candidates and the criterion's settings."""
+        candidates, the criterion's settings and the histogram builder."""
         self.loss = loss
         self.K = baseline.shape[1]
         self.raw = np.tile(baseline, (self.n_rows(), 1)).astype(np.float64)
@@ -78,6 +179,48 @@ class EraShard:
         self.hessians = (
             None if loss.constant_hessian else np.empty(shape, G_DTYPE, order="F")
         )
+        self._start_builder(np.asarray(has_missing, dtype=bool))
+
+    def _start_builder(self, has_missing):
+        """The engine's histogram builder over the shard's rows, laid out
+        as the single machine lays out its (the missing-value bin kept
+        where any worker's rows have missing values)."""
+        s = self.settings
+        block_bins = (self.n_bins_non_missing + has_missing).astype(np.uint32)
+        # the pooled criterion without era options keeps no eras apart
+        n_eras = self.n_eras if s["era_path"] else 1
+        offsets = histogram_layout(block_bins, n_eras)
+        constant = self.hessians is None
+        self.builder = HistogramBuilder(
+            self.X_binned,
+            block_bins,
+            offsets,
+            n_eras,
+            self.era_codes if n_eras > 1 else None,
+            *self._tree_gradients(0),
+            self.n_threads,
+        )
+        self.hists = {}
+        self.builder.pool = HistogramPool(
+            self.builder.nbytes, memory_budget() if n_eras > 1 else None
+        )
+        self.layout = HistogramLayout(
+            offsets, block_bins, n_eras, self.cands.width, constant
+        )
+        self.features = np.arange(self.X_binned.shape[1], dtype=np.uint32)
+        # the single machine's subtraction cut-off, of its histograms (all
+        # the fit's eras): the same children are subtracted here
+        total_eras = int(s.get("n_eras", self.n_eras)) if s["era_path"] else 1
+        self.subtract_from = 0
+        if total_eras > 1 and block_bins.size:
+            cells = histogram_layout(block_bins, total_eras)[-1]
+            self.subtract_from = int(SPARSE_ROWS_PER_CELL * (cells / block_bins.size))
+
+    def _tree_gradients(self, k):
+        g = self.gradients if self.K == 1 else self.gradients[:, k]
+        if self.hessians is None:
+            return g, np.ones(1, dtype=G_DTYPE)
+        return g, self.hessians if self.K == 1 else self.hessians[:, k]
 
     def update_gradients(self):
         """The loss's gradients (and hessians) at the raw predictions, as
@@ -89,7 +232,7 @@ class EraShard:
                 raw_prediction=raw,
                 sample_weight=self.sample_weight,
                 gradient_out=self.gradients,
-                n_threads=1,
+                n_threads=self.n_threads,
             )
         else:
             self.loss.gradient_hessian(
@@ -98,24 +241,31 @@ class EraShard:
                 sample_weight=self.sample_weight,
                 gradient_out=self.gradients,
                 hessian_out=self.hessians,
-                n_threads=1,
+                n_threads=self.n_threads,
             )
 
-    def _partials(self, k, rows):
-        g = self.gradients if self.K == 1 else self.gradients[:, k]
-        h = self.hessians
-        if h is not None and self.K > 1:
-            h = h[:, k]
-        hist = era_histograms(
-            self.X_binned,
-            rows,
-            self.era_codes,
-            self.n_eras,
-            g,
-            h,
-            self.cands.width,
+    def _build(self, rows, root=False):
+        tic = perf_counter()
+        hist = self.builder.build(rows, self.features, root=root, dense=True)
+        self.seconds["histograms"] += perf_counter() - tic
+        return hist
+
+    def _partials(self, hist):
+        tic = perf_counter()
+        out = worker_partials(
+            self.layout.dense(hist),
+            self.cands,
+            self.n_bins_non_missing,
+            self.settings,
         )
-        return worker_partials(hist, self.cands, self.n_bins_non_missing, self.settings)
+        self.seconds["partials"] += perf_counter() - tic
+        self.n_nodes += 1
+        return out
+
+    def histograms(self, node):
+        """The per-era sums of an open node, as ``worker_partials`` reads
+        them (for checks)."""
+        return self.layout.dense(self.hists[node])
 
     def global_rows(self):
         """The table's row numbers of the shard's rows, in its order."""
@@ -125,22 +275,76 @@ class EraShard:
         """Open tree ``k``'s root (node 0) on the shard's rows, or on those
         marked in ``in_bag`` (a mask of them, the iteration's row draw);
         returns its partial sums."""
-        rows = np.arange(self.n_rows()) if in_bag is None else np.flatnonzero(in_bag)
+        self._release_all()
+        self.builder.update_gradients(*self._tree_gradients(k))
+        if in_bag is None:
+            rows = np.arange(self.n_rows(), dtype=np.uint32)
+        else:
+            rows = np.flatnonzero(in_bag).astype(np.uint32)
+        # the partition reorders the rows in place, node by node (stable:
+        # each side keeps them grouped by era)
+        self.buffer = np.empty_like(rows)
         self.nodes = {0: rows}
-        return self._partials(k, rows)
+        self.hists = {0: self._build(rows, root=in_bag is None)}
+        return self._partials(self.hists[0])
 
-    def split(self, k, node, feature, bin_idx, missing_left, children, scan):
+    def split(self, k, node, feature, bin_idx, missing_left, children, scan, sizes):
         """Split ``node`` into ``children`` (two ids); returns the partial
-        sums of the children marked in ``scan``."""
+        sums of the children marked in ``scan``.
+
+        ``sizes`` are the children's rows over all workers: the single
+        machine's grower builds the smaller child's histogram and takes the
+        larger's as the parent's minus it when the larger is scanned and
+        not below the subtraction cut-off; else it builds the scanned
+        children from their rows. The shard does the same."""
         rows = self.nodes.pop(node)
-        col = self.X_binned[rows, feature]
-        missing = col == self.n_bins_non_missing[feature]
-        left = np.where(missing, missing_left, col <= bin_idx)
+        parent = self.hists.pop(node, None)
+        tic = perf_counter()
+        n_left = split_indices(
+            self.X_binned,
+            feature,
+            bin_idx,
+            missing_left,
+            self.n_bins_non_missing[feature],
+            rows,
+            self.buffer[: rows.shape[0]],
+            self.n_threads,
+        )
+        self.seconds["partition"] += perf_counter() - tic
+        sides = (rows[:n_left], rows[n_left:])
+        small = 0 if sizes[0] < sizes[1] else 1
+        large = 1 - small
+        hists = [None, None]
+        if scan[large] and parent is not None and sizes[large] >= self.subtract_from:
+            hists[small] = self._build(sides[small])
+            tic = perf_counter()
+            self.builder.compute_subtraction(parent, hists[small], self.features)
+            self.seconds["histograms"] += perf_counter() - tic
+            hists[large], parent = parent, None
+        else:
+            for j in (0, 1):
+                if scan[j]:
+                    hists[j] = self._build(sides[j])
+        self.builder.release(parent)
         out = []
-        for child, side, wanted in zip(children, (left, ~left), scan):
-            self.nodes[child] = rows[side]
-            out.append(self._partials(k, rows[side]) if wanted else None)
+        for j, child in enumerate(children):
+            self.nodes[child] = sides[j]
+            if not scan[j]:
+                self.builder.release(hists[j])
+                out.append(None)
+                continue
+            out.append(self._partials(hists[j]))
+            if sizes[j] >= self.subtract_from:
+                # kept for its children's subtraction
+                self.hists[child] = hists[j]
+            else:
+                self.builder.release(hists[j])
         return out
+
+    def _release_all(self):
+        for hist in self.hists.values():
+            self.builder.release(hist)
+        self.hists = {}
 
     def add_leaves(self, k, values, predictor=None, missing_bin=None):
         """Add the grown tree's leaf values (``{node: value}``) to column
@@ -150,8 +354,44 @@ class EraShard:
         from the tree itself (``predictor``), as the single machine does.
         """
         if predictor is not None:
-            self.raw[:, k] += predictor.predict_binned(self.X_binned, missing_bin, 1)
+            self.raw[:, k] += predictor.predict_binned(
+                self.X_binned, missing_bin, self.n_threads
+            )
         else:
             for node, value in values.items():
                 self.raw[self.nodes[node], k] += value
         self.nodes = {}
+        self._release_all()
+
+    def add_stages(self, stages, missing_bin):
+        """Add the trees of ``stages`` (a list of iterations, each a list
+        of predictors, one per column) to the raw predictions, in order, as
+        the single machine adds them (a warm start's trees, a validation
+        shard's new iteration)."""
+        for stage in stages:
+            for k, predictor in enumerate(stage):
+                self.raw[:, k] += predictor.predict_binned(
+                    self.X_binned, missing_bin, 1
+                )
+
+    def loss_sum(self):
+        """The early-stopping loss's share of the shard: the sum of its
+        rows' losses at the raw predictions (weighted) and the sum of their
+        weights (the number of rows when unweighted)."""
+        raw = self.raw[:, 0] if self.K == 1 else self.raw
+        per_row = np.empty(self.n_rows(), dtype=self.y.dtype)
+        self.loss.loss(
+            y_true=self.y,
+            raw_prediction=raw,
+            sample_weight=None,
+            loss_out=per_row,
+            n_threads=1,
+        )
+        if self.sample_weight is None:
+            return float(per_row.sum()), float(self.n_rows())
+        return float(per_row @ self.sample_weight), float(self.sample_weight.sum())
+
+    def profile(self):
+        """Seconds spent so far in the histograms (built and subtracted),
+        the partial sums and the partition, and the nodes scanned."""
+        return {**self.seconds, "nodes": self.n_nodes}

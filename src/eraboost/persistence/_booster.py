@@ -30,7 +30,7 @@ from ._trees import (
     expect_bin_mapper,
     expect_trees,
     load_bin_mapper,
-    load_trees,
+    load_tree_stages,
     max_tree_nodes,
     store_bin_mapper,
     store_trees,
@@ -58,6 +58,8 @@ FIELDS = (
 
 
 def store(est, arrays):
+    from .._engine.predictor import TreeStages
+
     pre = est._preprocessor
     categories = None
     if pre is not None:
@@ -97,7 +99,10 @@ def store(est, arrays):
     )
     arrays["train_score"] = np.asarray(est.train_score_, dtype=np.float64)
     arrays["validation_score"] = np.asarray(est.validation_score_, dtype=np.float64)
-    store_trees([t for stage in est._predictors for t in stage], arrays, "tree")
+    stages = est._predictors
+    if type(stages) is not TreeStages:
+        stages = [t for stage in stages for t in stage]
+    store_trees(stages, arrays, "tree")
     store_bin_mapper(est._bin_mapper, arrays, fitted)
     return fitted
 
@@ -218,15 +223,17 @@ def load(est, fitted, arrays, planned):
                 f"the bin thresholds of the categorical feature {f} are not its "
                 "categories"
             )
-    trees = load_trees(arrays, "tree", max_nodes, est.max_depth, "the trees")
-    est._predictors = [trees[i * k : (i + 1) * k] for i in range(n_iter)]
+    # joined arrays: no Python object per tree until one is asked for
+    est._predictors = load_tree_stages(
+        arrays, "tree", max_nodes, est.max_depth, "the trees", k
+    )
     return est
 
 
 def finish(est):
     """After the checks: the sum of the leaf values along any path is finite
     (and its exp() under a log link)."""
-    trees = [tree for stage in est._predictors for tree in stage]
+    trees = est._predictors  # the TreeStages that load made
     log_link = not hasattr(est, "classes_") and est.loss in ("poisson", "gamma")
     k = est.n_trees_per_iteration_
     check_sums(trees, k, est._baseline_prediction[0], log_link)

@@ -26,7 +26,7 @@ from ._trees import (
     expect_trees,
     leaf_ranges,
     load_bin_mapper,
-    load_trees,
+    load_tree_stages,
     max_tree_nodes,
     store_bin_mapper,
     store_trees,
@@ -125,8 +125,9 @@ def load(est, fitted, arrays, planned):
         np.zeros(est.n_features_in_, dtype=bool),
         est.max_bins,
     )
-    est.estimators_ = load_trees(
-        arrays, "tree", max_nodes, est.max_depth, "estimators_"
+    # joined arrays: no Python object per tree until one is asked for
+    est.estimators_ = load_tree_stages(
+        arrays, "tree", max_nodes, est.max_depth, "estimators_", 1, flat=True
     )
     if hasattr(est, "classes_"):
         low, high = leaf_ranges(est.estimators_)

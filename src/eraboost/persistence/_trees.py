@@ -19,9 +19,24 @@ from ._limits import MAX_LOG_RAW, MAX_RAW
 
 # -- trees ------------------------------------------------------------------------
 def store_trees(trees, arrays, prefix):
-    """The trees' nodes and bitsets, concatenated, with each tree's counts."""
+    """The trees' nodes and bitsets, concatenated, with each tree's counts
+    (``trees`` a list of TreePredictor, or a TreeStages: its joined arrays
+    as they are, where they match its stages)."""
     from .._engine._common import BITSET_DTYPE, NODE_DTYPE
+    from .._engine.predictor import TreeStages
 
+    if type(trees) is TreeStages:
+        joined = trees.joined()
+        if joined is None:
+            trees = [tree for stage in trees for tree in stage]
+        else:
+            nodes, n_nodes, binned, raw, n_bitsets = joined
+            arrays[f"{prefix}_nodes"] = nodes
+            arrays[f"{prefix}_n_nodes"] = n_nodes.astype(np.uint32)
+            arrays[f"{prefix}_binned_bitsets"] = binned.astype(BITSET_DTYPE, copy=False)
+            arrays[f"{prefix}_raw_bitsets"] = raw.astype(BITSET_DTYPE, copy=False)
+            arrays[f"{prefix}_n_bitsets"] = n_bitsets.astype(np.uint32)
+            return
     arrays[f"{prefix}_nodes"] = (
         np.concatenate([t.nodes for t in trees]) if trees else np.zeros(0, NODE_DTYPE)
     )
@@ -51,11 +66,10 @@ def expect_trees(arrays, prefix, n_trees, max_nodes):
     arrays.expect(f"{prefix}_n_bitsets", np.uint32, (n_trees,))
 
 
-def load_trees(arrays, prefix, max_nodes, max_depth, where):
-    """The TreePredictors of the stored arrays, each within ``max_nodes``
+def read_trees(arrays, prefix, max_nodes, max_depth, where):
+    """The stored trees' arrays (nodes, nodes of each tree, binned and raw
+    category bitsets, bitsets of each tree), each tree within ``max_nodes``
     and ``max_depth`` (None: no bound); ``where`` names them in messages."""
-    from .._engine.predictor import TreePredictor
-
     nodes = arrays[f"{prefix}_nodes"]
     counts = arrays[f"{prefix}_n_nodes"].astype(np.int64)
     binned = arrays[f"{prefix}_binned_bitsets"]
@@ -76,20 +90,17 @@ def load_trees(arrays, prefix, max_nodes, max_depth, where):
         if deepest.max() > max_depth:
             i = int(np.flatnonzero(deepest > max_depth)[0])
             refuse(f"{where}[{i}] is deeper than max_depth={max_depth}")
-    node_ends = np.cumsum(counts).tolist()
-    bitset_ends = np.cumsum(n_bitsets).tolist()
-    # trees without categorical splits share one empty array of bitsets
-    no_binned, no_raw = binned[:0], raw[:0]
-    return [
-        TreePredictor(
-            nodes[a:b],
-            binned[c:d] if c < d else no_binned,
-            raw[c:d] if c < d else no_raw,
-        )
-        for a, b, c, d in zip(
-            [0, *node_ends[:-1]], node_ends, [0, *bitset_ends[:-1]], bitset_ends
-        )
-    ]
+    return nodes, counts, binned, raw, n_bitsets
+
+
+def load_tree_stages(arrays, prefix, max_nodes, max_depth, where, k, flat=False):
+    """The stored trees as a :class:`~eraboost._engine.predictor.TreeStages`
+    of ``k`` trees a stage, or of trees (``flat``; see :func:`read_trees`):
+    no Python object per tree."""
+    from .._engine.predictor import TreeStages
+
+    joined = read_trees(arrays, prefix, max_nodes, max_depth, where)
+    return TreeStages(*joined, k, flat)
 
 
 def max_tree_nodes(n_samples, min_samples_leaf, max_leaf_nodes=None, max_depth=None):
@@ -113,11 +124,18 @@ def _starts(counts):
 
 
 def leaf_ranges(trees):
-    """The least and the greatest leaf value of each of ``trees``."""
-    if not trees:
+    """The least and the greatest leaf value of each of ``trees`` (a list
+    of TreePredictor, or a TreeStages that matches its joined arrays)."""
+    from .._engine.predictor import TreeStages
+
+    if type(trees) is TreeStages:
+        nodes, counts = trees.nodes, trees.n_nodes
+    else:
+        nodes = concatenated_nodes([tree.nodes for tree in trees])
+        counts = np.array([tree.nodes.shape[0] for tree in trees], dtype=np.int64)
+    if not counts.size:
         return np.zeros(0), np.zeros(0)
-    nodes = concatenated_nodes([tree.nodes for tree in trees])
-    starts = _starts(np.array([tree.nodes.shape[0] for tree in trees]))
+    starts = _starts(counts)
     is_leaf = nodes["is_leaf"] == 1
     low = np.minimum.reduceat(np.where(is_leaf, nodes["value"], np.inf), starts)
     high = np.maximum.reduceat(np.where(is_leaf, nodes["value"], -np.inf), starts)
@@ -128,14 +146,13 @@ def check_sums(trees, n_outputs, baselines, log_link=False):
     """The raw prediction of any row is finite, and exp() of it too under a
     log link, with a margin (:data:`MAX_LOG_RAW`): for each output, the
     baseline plus one leaf of each of its trees (``trees`` stage by stage,
-    ``n_outputs`` a stage), summed in predict's order."""
+    ``n_outputs`` a stage, or a TreeStages), summed in predict's order."""
     low, high = leaf_ranges(trees)
     for k in range(n_outputs):
-        lo = hi = float(baselines[k])
+        # add.accumulate adds one term after the other, as predict does
         with np.errstate(over="ignore", invalid="ignore"):
-            for a, b in zip(low[k::n_outputs].tolist(), high[k::n_outputs].tolist()):
-                lo += a
-                hi += b
+            lo = float(np.add.accumulate(np.r_[baselines[k], low[k::n_outputs]])[-1])
+            hi = float(np.add.accumulate(np.r_[baselines[k], high[k::n_outputs]])[-1])
         if not (math.isfinite(lo) and math.isfinite(hi)) or max(-lo, hi) > MAX_RAW:
             refuse(
                 "the trees' leaf values can sum to a non-finite prediction "
