@@ -74,6 +74,104 @@ def test_bad_inputs(client2):
         est.fit(X, y, eras=eras)
 
 
+def _refused_before_work_on_X(client, dX, fit):
+    """Run ``fit`` (expected to raise ValueError); check that no task read
+    X (the checks run on the eras, targets and weights only); return the
+    one-line message."""
+    from distributed import get_task_stream
+
+    with get_task_stream(client) as stream, pytest.raises(ValueError) as info:
+        fit()
+    keys = [str(t["key"]) for t in stream.data]
+    assert not [k for k in keys if dX.name in k or "_select" in k or "Shard" in k]
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def _with(values, at, value):
+    values = values.astype(float) if values.dtype.kind in "iu" else values.copy()
+    values[at] = value
+    return values
+
+
+BAD_VALUES = {
+    "y NaN": (lambda y, w, e: (_with(y, 7, np.nan), None, e), "y holds 1 NaN"),
+    "y infinite": (
+        lambda y, w, e: (_with(y, [3, 500], np.inf), None, e),
+        "y holds 2 NaN or infinite",
+    ),
+    "weight NaN": (
+        lambda y, w, e: (y, _with(w, 9, np.nan), e),
+        "sample_weight holds 1 NaN",
+    ),
+    "weight negative": (
+        lambda y, w, e: (y, _with(w, 450, -1.0), e),
+        "sample_weight holds 1 negative",
+    ),
+    "weights all zero": (lambda y, w, e: (y, 0 * w, e), "sample_weight sums to 0"),
+    "era missing": (
+        lambda y, w, e: (y, None, _with(e, 550, np.nan)),
+        "contains NaN",
+    ),
+    "era None": (
+        lambda y, w, e: (y, None, _with(e.astype(object), 0, None)),
+        "eras",
+    ),
+    "single era": (lambda y, w, e: (y, None, 0 * e), "single era"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_VALUES))
+def test_bad_values_refused_before_work_on_X(client2, case):
+    X, y, eras, w = era_data(n=600)
+    make, expected = BAD_VALUES[case]
+    y, w, eras = make(y, w, eras)
+    dX, dy, dw, de = chunked(X, y, w, eras, rows=200)
+    est = DaskHistGradientBoostingRegressor(client=client2, max_iter=2)
+    message = _refused_before_work_on_X(
+        client2, dX, lambda: est.fit(dX, dy, dw, eras=de)
+    )
+    assert expected in message
+
+
+def test_mismatched_inputs_refused_before_any_task(client2):
+    """Rows and partitions are compared before any task runs."""
+    import dask.array as da
+
+    X, y, eras, w = era_data(n=600)
+    dX, dy, dw, de = chunked(X, y, w, eras, rows=200)
+    est = DaskHistGradientBoostingRegressor(client=client2, max_iter=2)
+    for args, kwargs, expected in [
+        ((dX, dy), dict(eras=de[:590]), "eras has 590 rows but X has 600"),
+        ((dX, dy, dw[:10]), dict(eras=de), "sample_weight has 10 rows"),
+        ((dX, dy, da.from_array(w, chunks=250)), dict(eras=de), "partitions"),
+        ((dX, dy), dict(eras=da.from_array(eras, chunks=300)), "partitions"),
+        ((dX.astype(str), dy), dict(eras=de), "numeric features only"),
+    ]:
+        n_tasks, message = _tasks_run(
+            client2, lambda a=args, k=kwargs: est.fit(*a, **k)
+        )
+        assert n_tasks == 0
+        assert expected in message
+        assert "\n" not in message
+
+
+def test_mismatched_frame_partitions_refused(client2):
+    """A DataFrame and a Series cut differently: one line before X is
+    read (their lengths are counted, nothing else)."""
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, eras, _ = era_data(n=600, p=3)
+    ddf = dd.from_pandas(pd.DataFrame(X, columns=["a", "b", "c"]), npartitions=3)
+    dy = dd.from_pandas(pd.Series(y), npartitions=2)
+    de = dd.from_pandas(pd.Series(eras), npartitions=3)
+    est = DaskHistGradientBoostingRegressor(client=client2, max_iter=2)
+    with pytest.raises(ValueError, match="partitions do not match") as info:
+        est.fit(ddf, dy, eras=de)
+    assert "\n" not in str(info.value)
+
+
 def test_non_numeric_frame_refused(client2):
     dd = pytest.importorskip("dask.dataframe")
     pd = pytest.importorskip("pandas")

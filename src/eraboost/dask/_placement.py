@@ -7,13 +7,24 @@ chunk's rows are split by the worker that owns their eras, and each worker
 receives, from every chunk, the rows of its eras: the whole table crosses
 the network at most once (the rows already on their worker stay put),
 before the first tree (docs/distributed.md, "Placement").
+
+Then one shard (actor) starts on each worker used, and lives as long as
+the fit: a worker lost meanwhile, or an error or Ctrl-C on the client,
+ends the fit with its tasks cancelled and its shards released
+(docs/distributed.md, "Faults").
 """
 
+import asyncio
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._eras import check_eras
+from ._train import WorkerLostError
+
+#: Seconds between two looks at the workers while the shards start.
+POLL_S = 0.5
 
 
 def _dask_dataframe():
@@ -226,10 +237,22 @@ def check_partitions(X, others):
             )
 
 
-def _block_eras(eras):
-    """The distinct eras of a chunk and their counts (checked labels)."""
+def _block_eras(eras, y=None, sample_weight=None):
+    """The distinct eras of a chunk and their counts (checked labels), and
+    the chunk's bad targets and weights: non-finite targets, non-finite
+    weights, negative weights, and the weights' sum."""
     codes, labels = check_eras(eras, eras.shape[0])
-    return labels, np.bincount(codes, minlength=labels.shape[0])
+    bad = {"y": 0, "w_nan": 0, "w_neg": 0, "w_sum": 0.0}
+    y = np.asarray(y)
+    if y.dtype.kind in "fc":
+        bad["y"] = int(np.count_nonzero(~np.isfinite(y)))
+    if sample_weight is not None:
+        w = np.asarray(sample_weight, dtype=np.float64)
+        finite = np.isfinite(w)
+        bad["w_nan"] = int(np.count_nonzero(~finite))
+        bad["w_neg"] = int(np.count_nonzero(w[finite] < 0))
+        bad["w_sum"] = float(w[finite].sum())
+    return labels, np.bincount(codes, minlength=labels.shape[0]), bad
 
 
 @dataclass
@@ -242,18 +265,49 @@ class Inventory:
     block_counts: list  # per chunk: (codes, counts)
 
 
-def era_inventory(client, eras):
-    """Each chunk's eras, gathered (a few numbers per chunk)."""
+def _check_values(found, weighted):
+    """One line for the first bad target or weight found."""
+    total = {k: sum(b[k] for *_, b in found) for k in found[0][2]}
+    if total["y"]:
+        raise ValueError(
+            f"y holds {total['y']} NaN or infinite values; drop those rows or "
+            "fill their targets before fitting."
+        )
+    if total["w_nan"]:
+        raise ValueError(
+            f"sample_weight holds {total['w_nan']} NaN or infinite values; "
+            "give every row a finite weight."
+        )
+    if total["w_neg"]:
+        raise ValueError(
+            f"sample_weight holds {total['w_neg']} negative values; weights "
+            "must be 0 or more."
+        )
+    if weighted and total["w_sum"] <= 0:
+        raise ValueError("sample_weight sums to 0; give some rows a positive weight.")
+
+
+def era_inventory(client, eras, y=None, sample_weight=None):
+    """Each chunk's eras, gathered (a few numbers per chunk), with the
+    checks of the targets and weights on the same pass: the table's bad
+    values are refused before any work on the features."""
     from dask import delayed
 
     blocks = eras.to_delayed().ravel()
-    found = client.compute([delayed(_block_eras)(b) for b in blocks], sync=True)
-    union = np.concatenate([labels for labels, _ in found])
+    n = len(blocks)
+    by = [None] * n if y is None else y.to_delayed().ravel()
+    bw = [None] * n if sample_weight is None else sample_weight.to_delayed().ravel()
+    found = client.compute(
+        [delayed(_block_eras)(b, yb, wb) for b, yb, wb in zip(blocks, by, bw)],
+        sync=True,
+    )
+    _check_values(found, sample_weight is not None)
+    union = np.concatenate([labels for labels, _, _ in found])
     _, labels = check_eras(np.unique(union), np.unique(union).shape[0])
     code_of = {label: i for i, label in enumerate(labels.tolist())}
     counts = np.zeros(labels.shape[0], dtype=np.int64)
     block_counts = []
-    for labels_b, counts_b in found:
+    for labels_b, counts_b, _ in found:
         codes_b = np.array([code_of[v] for v in labels_b.tolist()], dtype=np.int64)
         counts[codes_b] += counts_b
         block_counts.append((codes_b, counts_b))
@@ -359,3 +413,100 @@ def shuffle_to_workers(client, X, y, sw, eras, inventory, owner, workers):
     for w, fut in zip(where, futures):
         pieces[w].append(fut)
     return pieces
+
+
+def worker_addresses(client):
+    """The addresses of the workers the scheduler knows now, sorted."""
+    # n_workers=-1: all of them (older releases ignore it and list all)
+    return sorted(client.scheduler_info(n_workers=-1)["workers"])
+
+
+def _lost(workers, exc=None):
+    """The fit's one line for workers lost while its shards started."""
+    what = f"{', '.join(workers)} left while the shards started" if workers else ""
+    if exc is not None:
+        detail = " ".join(str(exc).split())
+        what += f"{'; ' if what else ''}{type(exc).__name__}: {detail}"
+    return WorkerLostError(
+        f"a worker holding eras of this fit was lost ({what}); the fit "
+        "stopped. The client, its data and the other workers are unaffected: "
+        "fit again."
+    )
+
+
+def await_shards(client, futures, workers):
+    """The shards (actors) of ``futures``, the i-th started on
+    ``workers[i]``, once they have all started.
+
+    A shard may only live on its worker (its eras were placed there), so a
+    worker lost before its shard has started would leave the shard
+    waiting for ever: the workers are looked at while the shards start,
+    and a lost one ends the fit with one line.
+    """
+    from distributed import wait
+    from distributed.scheduler import KilledWorker
+
+    used = list(workers[: len(futures)])
+    while True:
+        with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+            wait(futures, timeout=POLL_S)
+        gone = sorted(set(used) - set(worker_addresses(client)))
+        if gone:
+            raise _lost(gone)
+        if all(f.done() for f in futures):
+            break
+    try:
+        return [f.result() for f in futures]
+    except KilledWorker as exc:
+        # the pieces' tasks died with their workers too many times
+        raise _lost(sorted(set(used) - set(worker_addresses(client))), exc) from None
+    except Exception as exc:
+        gone = sorted(set(used) - set(worker_addresses(client)))
+        if gone:
+            raise _lost(gone, exc) from None
+        raise
+
+
+def _new_futures(client, before):
+    from distributed import Future
+
+    return [Future(key, client) for key in list(client.futures) if key not in before]
+
+
+@contextlib.contextmanager
+def released_on_error(client):
+    """Cancel the futures ``client`` made inside the block when the block
+    raises (an error, a lost worker, Ctrl-C's KeyboardInterrupt): the
+    fit's tasks leave the scheduler and its shards and pieces leave the
+    workers. The futures held before the block (the user's data) are left
+    alone."""
+    if client is None:
+        yield
+        return
+    before = set(client.futures)
+    try:
+        yield
+    except BaseException:
+        futures = _new_futures(client, before)
+        if futures:
+            client.cancel(futures)
+        raise
+
+
+def cancels_on_error(fit):
+    """``fit`` (a Dask estimator's) inside :func:`released_on_error` of
+    the estimator's client (or the default client, if there is one)."""
+    import functools
+
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        from distributed import default_client
+
+        client = self.client
+        if client is None:
+            with contextlib.suppress(ValueError):  # no client: fit says so
+                client = default_client()
+        with released_on_error(client):
+            return fit(self, *args, **kwargs)
+
+    return wrapper

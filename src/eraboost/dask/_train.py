@@ -93,9 +93,10 @@ class Cluster:
         try:
             futures = [getattr(s, method)(*a) for s, a in zip(self.shards, args)]
             return [f.result() for f in futures]
-        except (OSError, RuntimeError) as exc:
+        except (OSError, RuntimeError, ValueError) as exc:
             # distributed says so with an OSError (the actor's worker cannot
-            # be reached) or a RuntimeError ("Worker holding Actor was lost")
+            # be reached) or "Worker holding Actor was lost" (a RuntimeError;
+            # a ValueError in older releases, 2024.1 among them)
             if not isinstance(exc, OSError) and "was lost" not in str(exc):
                 raise
             raise WorkerLostError(

@@ -23,12 +23,15 @@ from ..sampling import TreeSampler
 from ._binning import fit_bin_mapper
 from ._placement import (
     _is_dask_frame,
+    await_shards,
+    cancels_on_error,
     check_partitions,
     era_inventory,
     group_inventory,
     place_eras,
     row_blocks,
     shuffle_to_workers,
+    worker_addresses,
 )
 from ._split import Candidates
 from ._train import Cluster, TreeBuilder, boost
@@ -124,6 +127,7 @@ class _DaskBoosting(BaseEstimator):
         return bool(self.early_stopping)
 
     # -- fit ---------------------------------------------------------------
+    @cancels_on_error
     def fit(self, X, y, sample_weight=None, *, eras=None):
         """Fit one model across the cluster.
 
@@ -173,7 +177,7 @@ class _DaskBoosting(BaseEstimator):
         self._refuse_unsupported(n_samples)
         if warm:
             self._check_warm_start(local, X)
-        inventory = era_inventory(client, eras)
+        inventory = era_inventory(client, eras, y, sw)
         # the fit signature's eras: the user's, before any grouping
         user_eras, user_labels = eras, inventory.labels
         group_of = None
@@ -227,15 +231,15 @@ class _DaskBoosting(BaseEstimator):
         # a worker that misses its heartbeats on a busy machine is out of
         # the list for a while: wait for one rather than place on none
         client.wait_for_workers(1, timeout=60)
-        workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+        workers = worker_addresses(client)
         futures = self._place(client, workers, local, train, train_inventory, EraShard)
         val_futures = []
         if val is not None:
             val_futures = self._place(
                 client, workers, local, val, val_inventory, ValidationShard
             )
-        shards = [f.result() for f in futures]
-        val_shards = [f.result() for f in val_futures]
+        shards = await_shards(client, futures, workers)
+        val_shards = await_shards(client, val_futures, workers)
         try:
             self._train(
                 local,
