@@ -13,25 +13,13 @@ from eraboost.dask import (
 )
 
 from .conftest import chunked, era_data, slow_but
-
-SPLIT_FIELDS = ["feature", "bin_threshold", "missing_left", "is_leaf", "left", "right"]
+from .helpers import assert_same_trees
 
 
 def assert_same_fit(dask_est, local_est, scale):
     """Same iterations, trees and early-stopping scores."""
-    fitted = dask_est.to_local()
-    assert dask_est.n_iter_ == local_est.n_iter_
-    assert fitted.do_early_stopping_ == local_est.do_early_stopping_
-    for stage_d, stage_l in zip(fitted._predictors, local_est._predictors, strict=True):
-        for tree_d, tree_l in zip(stage_d, stage_l, strict=True):
-            a, b = tree_d.nodes, tree_l.nodes
-            assert a.shape == b.shape
-            for field in SPLIT_FIELDS:
-                np.testing.assert_array_equal(a[field], b[field], err_msg=field)
-            leaves = b["is_leaf"] == 1
-            np.testing.assert_allclose(
-                a["value"][leaves], b["value"][leaves], rtol=0, atol=1e-9 * scale
-            )
+    assert_same_trees(dask_est, local_est, scale)
+    assert dask_est.to_local().do_early_stopping_ == local_est.do_early_stopping_
     for name in ("train_score_", "validation_score_"):
         ours, ref = getattr(dask_est, name), getattr(local_est, name)
         assert ours.shape == ref.shape, name

@@ -17,24 +17,7 @@ from eraboost.dask import (
 )
 
 from .conftest import chunked, era_data, slow_but
-
-SPLIT_FIELDS = ["feature", "bin_threshold", "missing_left", "is_leaf", "left", "right"]
-
-
-def assert_same_trees(dask_est, local_est, X, scale):
-    fitted = dask_est.to_local()
-    assert fitted.n_iter_ == local_est.n_iter_
-    for stage_d, stage_l in zip(fitted._predictors, local_est._predictors, strict=True):
-        for tree_d, tree_l in zip(stage_d, stage_l, strict=True):
-            a, b = tree_d.nodes, tree_l.nodes
-            assert a.shape == b.shape
-            for field in SPLIT_FIELDS:
-                np.testing.assert_array_equal(a[field], b[field], err_msg=field)
-            leaves = b["is_leaf"] == 1
-            np.testing.assert_allclose(
-                a["value"][leaves], b["value"][leaves], rtol=0, atol=1e-9 * scale
-            )
-
+from .helpers import assert_same_trees
 
 REGRESSOR_CASES = [
     (dict(split_type="original"), False),
@@ -86,7 +69,7 @@ def test_regressor_same_trees(client, params, weighted):
     est.fit(dX, dy, dw, eras=de)
     ref = HistGradientBoostingRegressor(**common).fit(X, y, w, eras=eras)
     scale = np.std(y)
-    assert_same_trees(est, ref, X, scale)
+    assert_same_trees(est, ref, scale)
     pred = est.predict(dX)
     assert pred.chunks[0] == dX.chunks[0]
     np.testing.assert_allclose(
@@ -123,7 +106,7 @@ def test_classifier_same_trees(client, params, n_classes):
     est = DaskHistGradientBoostingClassifier(client=client, **common)
     est.fit(dX, dy, dw, eras=de)
     ref = HistGradientBoostingClassifier(**common).fit(X, yc, w, eras=eras)
-    assert_same_trees(est, ref, X, 1.0)
+    assert_same_trees(est, ref, 1.0)
     np.testing.assert_array_equal(est.classes_, ref.classes_)
     proba = est.predict_proba(dX).compute()
     np.testing.assert_allclose(proba, ref.predict_proba(X), rtol=0, atol=1e-9)
