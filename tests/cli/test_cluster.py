@@ -412,6 +412,9 @@ def test_command_on_a_cluster(scheduler, data):
         cwd=d,
         stderr=subprocess.PIPE,
         text=True,
+        # a pytest-xdist worker (as a shell's background job) ignores SIGINT,
+        # and its children inherit that; a terminal's command does not
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert "fitting on 2 workers" in proc.stderr.readline()
     proc.send_signal(signal.SIGINT)
