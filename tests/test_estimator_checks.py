@@ -32,40 +32,54 @@ def expected_failed_checks(estimator):
     return EXPECTED_FAILED_CHECKS
 
 
-@parametrize_with_checks(
-    [
-        HistGradientBoostingRegressor(max_iter=10),
-        HistGradientBoostingRegressor(max_iter=10, split_type="era"),
-        HistGradientBoostingClassifier(max_iter=10),
-        HistGradientBoostingClassifier(max_iter=10, split_type="directional"),
-        HistGradientBoostingRegressor(max_iter=30, colsample_bytree=0.5, subsample=0.8),
-        HistGradientBoostingClassifier(
-            max_iter=30, colsample_bytree=0.5, subsample=0.8
-        ),
-        InvariantForestRegressor(n_estimators=5),
-        InvariantForestRegressor(n_estimators=5, split_type="era", irf_penalty=1.0),
-        InvariantForestClassifier(n_estimators=5),
-        InvariantForestClassifier(n_estimators=5, irf_penalty=1.0),
-        EraEnsembleRegressor(
-            [
-                ("original", HistGradientBoostingRegressor(max_iter=10)),
-                (
-                    "directional",
-                    HistGradientBoostingRegressor(
-                        max_iter=10, split_type="directional", irf_penalty=1.0
+def listed(mark):
+    """The checks of ``parametrize_with_checks`` as a list: scikit-learn 1.7
+    hands pytest a generator, which pytest 9 warns about."""
+    names, values = mark.args
+    return pytest.mark.parametrize(names, list(values), **mark.kwargs)
+
+
+@listed(
+    parametrize_with_checks(
+        [
+            HistGradientBoostingRegressor(max_iter=10),
+            HistGradientBoostingRegressor(max_iter=10, split_type="era"),
+            HistGradientBoostingClassifier(max_iter=10),
+            HistGradientBoostingClassifier(max_iter=10, split_type="directional"),
+            HistGradientBoostingRegressor(
+                max_iter=30, colsample_bytree=0.5, subsample=0.8
+            ),
+            HistGradientBoostingClassifier(
+                max_iter=30, colsample_bytree=0.5, subsample=0.8
+            ),
+            InvariantForestRegressor(n_estimators=5),
+            InvariantForestRegressor(n_estimators=5, split_type="era", irf_penalty=1.0),
+            InvariantForestClassifier(n_estimators=5),
+            InvariantForestClassifier(n_estimators=5, irf_penalty=1.0),
+            EraEnsembleRegressor(
+                [
+                    ("original", HistGradientBoostingRegressor(max_iter=10)),
+                    (
+                        "directional",
+                        HistGradientBoostingRegressor(
+                            max_iter=10, split_type="directional", irf_penalty=1.0
+                        ),
                     ),
-                ),
-            ]
-        ),
-        EraEnsembleClassifier(
-            [
-                ("original", HistGradientBoostingClassifier(max_iter=10)),
-                ("era", HistGradientBoostingClassifier(max_iter=10, split_type="era")),
-            ],
-            weights=(1, 2),
-        ),
-    ],
-    expected_failed_checks=expected_failed_checks,
+                ]
+            ),
+            EraEnsembleClassifier(
+                [
+                    ("original", HistGradientBoostingClassifier(max_iter=10)),
+                    (
+                        "era",
+                        HistGradientBoostingClassifier(max_iter=10, split_type="era"),
+                    ),
+                ],
+                weights=(1, 2),
+            ),
+        ],
+        expected_failed_checks=expected_failed_checks,
+    )
 )
 # the checks fit without eras: the era options' warning is expected there
 # (tests/test_era_options.py asserts it)

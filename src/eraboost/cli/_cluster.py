@@ -169,11 +169,13 @@ def connect(address):
     """A ``distributed.Client`` of the scheduler at ``address`` (the default
     client while the command runs), with at least one worker; one line
     naming the address and the fix otherwise."""
+    import asyncio  # its TimeoutError is not the builtin one before Python 3.11
+
     from distributed import Client
 
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT_S)
-    except (OSError, TimeoutError):
+    except (OSError, TimeoutError, asyncio.TimeoutError):
         raise CLIError(
             f"cannot reach the Dask scheduler at {escaped(address, 200)} (no "
             f"answer within {CONNECT_TIMEOUT_S} s): check the address, or "
@@ -188,7 +190,7 @@ def connect(address):
         ) from None
     try:
         client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
-    except (OSError, TimeoutError):
+    except (OSError, TimeoutError, asyncio.TimeoutError):
         client.close()
         raise CLIError(
             f"the Dask scheduler at {escaped(address, 200)} has no workers "
