@@ -54,8 +54,10 @@ def test_columns_of_one_parquet_frame(
 ):
     folder, table = _parquet_table(tmp_path, string_eras)
     df = dd.read_parquet(folder)
-    # the case of the bug: the narrow selections lower into fewer parts
-    assert df["target"].optimize().npartitions < df[FEATURES].optimize().npartitions
+    if hasattr(df, "optimize"):  # dask-expr; the legacy frames of dask 2024.1 lack it
+        # the case of the bug: the narrow selections lower into fewer parts
+        target, features = df["target"].optimize(), df[FEATURES].optimize()
+        assert target.npartitions < features.npartitions
     if filtered:
         # rows dropped part by part: still columns of one DataFrame
         df = df[df["target"] > -1.0]
@@ -112,14 +114,19 @@ def test_columns_of_different_partitions_refused(client2, tmp_path):
         # a column of the same read with rows dropped part by part
         "filtered": df[df["target"] > 0.0]["target"],
         # a dask array X and a column of the parquet read (lowered alone,
-        # fused into fewer parts than the array's chunks)
-        "array X": None,
+        # fused into fewer parts than the array's chunks; dask 2024.1's
+        # legacy frames keep the parts, whose chunks then match: no case)
+        **({"array X": None} if hasattr(df, "optimize") else {}),
     }
     for case, y in cases.items():
         fit_X = X
         if y is None:
-            fit_X = da.from_array(table[FEATURES].to_numpy(), chunks=(PART_ROWS, -1))
+            fit_X = da.from_array(
+                table[FEATURES].to_numpy(), chunks=(tuple(PART_ROWS), -1)
+            )
             y = df["target"]
-        with pytest.raises(ValueError, match="partitions do not match") as info:
+        # (dask 2024.1 counts the filtered column's rows first: "y has ... rows")
+        refused = "partitions do not match|rows but X has"
+        with pytest.raises(ValueError, match=refused) as info:
             est.fit(fit_X, y, eras=df["era"])
         assert "\n" not in str(info.value), case
