@@ -38,9 +38,23 @@ def own_client():
 
 @pytest.fixture
 def client(own_client):
-    # the worker killed by the previous test is back before the next one
+    """The module's cluster, for the tests that lose no worker."""
     own_client.wait_for_workers(2, timeout=180)
     return own_client
+
+
+@pytest.fixture
+def fresh_client():
+    """A cluster for one test that kills a worker: on a busy machine a
+    nanny may take minutes to start the next one."""
+    from distributed import Client
+
+    cluster = _cluster(2)
+    try:
+        with Client(cluster) as c:
+            yield c
+    finally:
+        cluster.close()
 
 
 def _kill(client, worker):
@@ -233,7 +247,8 @@ STAGES = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stage", list(STAGES))
-def test_lost_worker_ends_the_fit(client, monkeypatch, stage):
+def test_lost_worker_ends_the_fit(fresh_client, monkeypatch, stage):
+    client = fresh_client
     X, y, eras, (dX, dy, de) = _data()
     kept = _persisted(dX)
     before = _cluster_keys(client)
