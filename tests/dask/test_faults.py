@@ -16,7 +16,7 @@ import eraboost.dask.estimators as estimators
 from eraboost import HistGradientBoostingRegressor
 from eraboost.dask import DaskHistGradientBoostingRegressor
 
-from .conftest import _cluster, chunked, era_data
+from .conftest import _client, chunked, era_data
 
 BARRIER = "test-faults-barrier"
 PARAMS = dict(max_iter=5, early_stopping=False, split_type="era", random_state=0)
@@ -26,14 +26,7 @@ PARAMS = dict(max_iter=5, early_stopping=False, split_type="era", random_state=0
 def own_client():
     """A cluster of its own: the tests kill its workers (their nannies
     start new ones)."""
-    from distributed import Client
-
-    cluster = _cluster(2)
-    try:
-        with Client(cluster) as c:
-            yield c
-    finally:
-        cluster.close()
+    yield from _client(2)
 
 
 @pytest.fixture
@@ -47,14 +40,7 @@ def client(own_client):
 def fresh_client():
     """A cluster for one test that kills a worker: on a busy machine a
     nanny may take minutes to start the next one."""
-    from distributed import Client
-
-    cluster = _cluster(2)
-    try:
-        with Client(cluster) as c:
-            yield c
-    finally:
-        cluster.close()
+    yield from _client(2)
 
 
 def _kill(client, worker):
