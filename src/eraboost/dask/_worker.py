@@ -112,6 +112,46 @@ class HistogramLayout:
         return out
 
 
+class _RawPieces:
+    """The raw features of a shard's pieces, each piece's rows and their
+    places in the shard's order, until they are binned.
+
+    Parameters
+    ----------
+    pieces : list of tuple
+        The shard's pieces (``EraShard``), in the order their rows were
+        concatenated for ``order``.
+    order : ndarray
+        The shard's order of the concatenated rows.
+    """
+
+    def __init__(self, pieces, order):
+        place = np.empty(order.shape[0], dtype=np.intp)
+        place[order] = np.arange(order.shape[0], dtype=np.intp)
+        self.X, self.places, start = [], [], 0
+        for p in pieces:
+            n = p[1].shape[0]
+            self.X.append(p[1])
+            self.places.append(place[start : start + n])
+            start += n
+        self.n_rows = start
+
+    def bin(self, bin_mapper):
+        """The bins of every row in the shard's order; the pieces are let
+        go one by one as their bins are written."""
+        n_features = self.X[0].shape[1] if self.X else 0
+        by_rows = bin_mapper.rows_layout_pays(np.empty((0, n_features)))
+        out = np.empty(
+            (self.n_rows, n_features), dtype=np.uint8, order="C" if by_rows else "F"
+        )
+        for i in range(len(self.X)):
+            X, self.X[i] = self.X[i], None
+            out[self.places[i]] = bin_mapper.transform(X, by_rows=by_rows)
+            del X
+            self.places[i] = None
+        return out
+
+
 class EraShard:
     """The rows of some whole eras and their boosting state.
 
@@ -133,16 +173,29 @@ class EraShard:
         # grouped by era, each era's rows in the table's order
         order = np.lexsort((rows, codes))
         self.rows = rows[order]
-        self.X = _concat(pieces, 1)[order]
+        del rows
         y = _concat(pieces, 2)[order]
         if classes is not None:
             y = np.searchsorted(classes, y)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
+        del y
         sw = _concat(pieces, 3)
         self.sample_weight = None if sw is None else sw[order]
-        self.eras, local = np.unique(codes[order], return_inverse=True)
-        self.era_codes = local.astype(np.int32)
+        del sw
+        # the codes in order are sorted: each era starts where they change
+        codes = codes[order]
+        first = np.empty(codes.shape[0], dtype=bool)
+        first[:1] = True
+        np.not_equal(codes[1:], codes[:-1], out=first[1:])
+        self.eras = codes[first]
+        self.era_codes = np.cumsum(first, dtype=np.int32)
+        self.era_codes -= 1
+        del codes, first
         self.n_eras = self.eras.size
+        # the features stay in their pieces, in the user's dtype, until
+        # ``bin`` writes each piece's bins at its rows' places: no copy of
+        # the raw features in the shard's order is ever made
+        self._raw = _RawPieces(pieces, order)
         self.nodes = {}
         self.hists = {}
         self.n_threads = _worker_threads()
@@ -156,10 +209,11 @@ class EraShard:
         """Bin the rows; returns whether each feature has missing values.
 
         Few-bin features are stored by rows, as the single machine stores
-        them for its histograms (the same sums either way)."""
-        by_rows = bin_mapper.rows_layout_pays(self.X)
-        self.X_binned = bin_mapper.transform(self.X, by_rows=by_rows)
-        self.X = None
+        them for its histograms (the same sums either way). Each piece is
+        binned on its own (a row's bins depend on its values alone) and
+        let go once its bins are in place."""
+        self.X_binned = self._raw.bin(bin_mapper)
+        self._raw = None
         return bin_mapper.has_missing_values(self.X_binned).astype(bool)
 
     def start(self, loss, baseline, n_bins_non_missing, has_missing, settings):
