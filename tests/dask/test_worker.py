@@ -188,3 +188,43 @@ def test_predictions_from_leaves():
     expected[right] -= 0.25
     np.testing.assert_array_equal(shard.raw[:, 0], expected)
     assert shard.hists == {} and shard.nodes == {}
+
+
+def test_shard_bins_its_pieces_without_copying_them():
+    """The shard's bins and rows are those of its pieces' rows grouped by
+    era, each era's rows in the table's order (a NumPy reference: a stable
+    sort of the concatenation), and it never holds a copy of the raw
+    features: what it allocates while it takes its pieces and bins them is
+    well below the raw features' bytes."""
+    import itertools
+    import tracemalloc
+
+    rng = np.random.RandomState(0)
+    n, p, n_eras = 6000, 400, 9
+    X = rng.randint(-3, 40, (n, p)).astype(np.int8)
+    y = rng.normal(size=n)
+    eras = rng.randint(0, n_eras, n).astype(np.int64)
+    cuts = [0, 1700, 1701, 4000, n]
+    pieces = [
+        (np.arange(a, b), X[a:b], y[a:b], None, eras[a:b])
+        for a, b in itertools.pairwise(cuts)
+    ][::-1]
+    mapper = BinMapper(n_threads=1).fit(X)
+    tracemalloc.start()
+    try:
+        shard = EraShard(pieces, None)
+        _, taken = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        shard.bin(mapper)
+        _, binned = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    order = np.argsort(eras, kind="stable")
+    np.testing.assert_array_equal(shard.rows, order)
+    np.testing.assert_array_equal(shard.y, y[order])
+    np.testing.assert_array_equal(shard.eras[shard.era_codes], eras[order])
+    np.testing.assert_array_equal(shard.X_binned, mapper.transform(X)[order])
+    # rows, codes, targets and their order (a few 8-byte values a row), no
+    # raw matrix; then the bins (a byte a value) and one piece's at a time
+    assert taken < 0.5 * X.nbytes
+    assert binned < 1.6 * X.nbytes
