@@ -37,7 +37,16 @@ peaks, caches and sockets are that fit's alone. The figures of a fit:
   so), read by ``client.run`` in the worker process itself (the nannies
   live in the benchmark's process, the workers are their children), minus
   the bytes of the chunks scattered to it; the largest worker's figure.
-  Single-process fits: peak RSS minus the RSS with the data drawn.
+  Single-process fits: peak RSS minus the RSS with the data drawn. A
+  worker's peak includes its process's own baseline: a bare Dask worker
+  holds about 65 MB, and one that has imported ``eraboost.dask`` (with
+  scikit-learn, SciPy, pandas and pyarrow, which scikit-learn imports)
+  about 245 MB, before any data.
+* **memory_limit** (``--memory-limit``, e.g. ``800MB``): each worker's
+  ``memory_limit`` (``LocalCluster``'s; Dask spills its data to disk above
+  70% of it, pauses the worker above 80% and restarts it above 95%). A
+  second table lists, per worker, its peak beside its limit, the bytes it
+  spilled to disk, and whether it paused or was restarted (a new pid).
 
 Every library's OpenMP follows ``OMP_NUM_THREADS`` (per worker, or the
 single process's) and ``--wait-policy``. On a machine busier than its cores
@@ -56,6 +65,18 @@ Usage::
     # a few minutes on a small machine
     python benchmarks/peers/dask_fit.py --rows 100000 --features 50 \\
         --eras 64 --trees 20 --workers 2 --repeats 1
+
+    # a table larger than any one worker's memory_limit: 8M x 100 int8
+    # (896 MB, 854 MiB, with the target and eras) on 8 workers of 800 MB
+    # (763 MiB) each
+    python benchmarks/peers/dask_fit.py --rows 8000000 --trees 5 \\
+        --workers 8 --repeats 1 --only eraboost --criteria original \\
+        --memory-limit 800MB
+
+On the shared 2-core AMD machine (noisy), that last fit took 41.5 s; each
+worker's peak was 540 to 580 MiB of its 763 MiB (800 MB) limit (0.71x to
+0.76x), each spilled 0 to 124 MiB of its data to disk, none paused or
+was restarted.
 
 Where ``eraboost.dask`` (or a peer) cannot be imported, the other fits
 still run and the table says ``eraboost.dask unavailable: <why>``.
@@ -116,6 +137,21 @@ def worker_memory_peak():
         "pid": os.getpid(),
         "hwm_mb": _status_mb("VmHWM"),
         "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def worker_limits(dask_worker):
+    """In a worker: its ``memory_limit``, its pid, the bytes it has
+    written to disk (its data spilled, since it started) and whether its
+    memory manager paused it (its log says so)."""
+    metrics = getattr(dask_worker.data, "cumulative_metrics", {})
+    spilled = metrics.get(("disk-write", "bytes"), 0)
+    paused = any("Pausing worker" in msg for _, msg in dask_worker.get_logs())
+    return {
+        "pid": os.getpid(),
+        "limit_mb": (dask_worker.memory_manager.memory_limit or 0) / 2**20,
+        "spilled_mb": spilled / 2**20,
+        "paused": paused or str(dask_worker.status) == "Status.paused",
     }
 
 
@@ -211,6 +247,9 @@ def child(spec):
     n, n_eras = spec["rows"], spec["eras"]
     X, y, eras = make_data("int5", n, spec["features"], n_eras)
     rows = chunk_rows(n, n_eras, w * spec["chunks_per_worker"])
+    limit = {}
+    if spec.get("memory_limit"):
+        limit["memory_limit"] = spec["memory_limit"]
     cluster = LocalCluster(
         n_workers=w,
         threads_per_worker=t,
@@ -218,6 +257,7 @@ def child(spec):
         host="127.0.0.1",
         dashboard_address=None,
         env=omp_env(t, spec.get("wait_policy")),
+        **limit,
     )
     with cluster, Client(cluster) as client:
         workers = sorted(client.scheduler_info()["workers"])
@@ -241,6 +281,8 @@ def child(spec):
         fit_s = time.perf_counter() - start
         sent = lo_sent() - sent
         after = client.run(worker_memory_peak)
+        limits = client.run(worker_limits)
+        alive = sorted(client.scheduler_info(n_workers=-1)["workers"])
     if spec["lib"] == "eraboost":
         trees = int(est.n_iter_)
         reduced = getattr(est, "reduced_bytes_per_tree_", None)
@@ -261,6 +303,13 @@ def child(spec):
                 "above_data_mb": peak - data_mb,
                 "added_mb": peak - before[addr]["rss_mb"],
                 "hwm_reset": reset,
+                "limit_mb": limits[addr]["limit_mb"] if addr in limits else None,
+                "spilled_mb": limits[addr]["spilled_mb"] if addr in limits else None,
+                "paused": limits[addr]["paused"] if addr in limits else None,
+                # a worker restarted by its nanny (over its memory_limit)
+                # has a new pid, or is gone
+                "restarted": addr not in alive
+                or limits[addr]["pid"] != before[addr]["pid"],
             }
         )
     return {
@@ -270,6 +319,7 @@ def child(spec):
         "reduced_per_tree": reduced,
         "workers_memory": mem,
         "chunk_rows": rows,
+        "data_mb": sum(share.values()) / 2**20,
     }
 
 
@@ -349,6 +399,7 @@ def settings(args):
         "lr": args.learning_rate,
         "chunks_per_worker": args.chunks_per_worker,
         "wait_policy": args.wait_policy,
+        "memory_limit": args.memory_limit,
     }
     singles = set()
     for w in args.workers:
@@ -472,6 +523,32 @@ def table(records, reasons):
     return "\n".join(lines)
 
 
+def limit_table(records):
+    """Each worker's peak beside its ``memory_limit``, per Dask fit: the
+    table's bytes, the data spilled, whether a worker paused or was
+    restarted."""
+    lines = [
+        "| fit | workers x threads | repeat | table (MB) | worker | memory_limit (MB) "
+        "| peak (MB) | peak / limit | its chunks (MB) | spilled (MB) | paused "
+        "| restarted |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|:---:|:---:|",
+    ]
+    for r in records:
+        if "workers_memory" not in r:
+            continue
+        where = f"{r['group'][0]} x {r['group'][1]}"
+        for i, m in enumerate(r["workers_memory"]):
+            lim = m.get("limit_mb") or 0
+            lines.append(
+                f"| {r['label']} | {where} | {r['repeat'] + 1} | "
+                f"{r['data_mb']:.0f} | {i} | {lim:.0f} | {m['peak_mb']:.0f} | "
+                f"{fmt(m['peak_mb'] / lim if lim else None)} | {m['data_mb']:.0f} "
+                f"| {m['spilled_mb'] or 0:.0f} | {'yes' if m['paused'] else 'no'} "
+                f"| {'yes' if m['restarted'] else 'no'} |"
+            )
+    return "\n".join(lines)
+
+
 def check_targets(label, where, cells, vs_orig, above, recs):
     c = label.split()[1]
     out = []
@@ -521,6 +598,13 @@ def main(argv=None):
         choices=["passive", "active"],
         help="OMP_WAIT_POLICY of every fit, the workers' and the single "
         "process's (default: unset, as users run)",
+    )
+    ap.add_argument(
+        "--memory-limit",
+        default=None,
+        help="each worker's memory_limit (LocalCluster's, e.g. 600MB; default: "
+        "LocalCluster's, the machine's memory over the workers); the table of "
+        "each worker's peak against it follows",
     )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument(
@@ -600,6 +684,9 @@ def main(argv=None):
         f"peak: {peak}, the largest worker's.\n"
     )
     print(table(records, reasons))
+    if args.memory_limit:
+        print(f"\nmemory_limit {args.memory_limit} per worker:\n")
+        print(limit_table(records))
     return records
 
 
