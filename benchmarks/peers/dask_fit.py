@@ -73,10 +73,12 @@ Usage::
         --workers 8 --repeats 1 --only eraboost --criteria original \\
         --memory-limit 800MB
 
-On the shared 2-core AMD machine (noisy), that last fit took 41.5 s; each
-worker's peak was 540 to 580 MiB of its 763 MiB (800 MB) limit (0.71x to
-0.76x), each spilled 0 to 124 MiB of its data to disk, none paused or
-was restarted.
+On the shared 2-core AMD machine (noisy), in two runs of that last
+command, the table was 1.12x a worker's limit and every worker's peak 508
+to 580 MiB of its 763 MiB (0.67x to 0.76x); each spilled 0 to 211 MiB of
+its data to disk, none paused or was restarted (one fit took 41.5 s).
+Before the shards kept their pieces unconcatenated, the same command's
+worker peaks were 577 to 641 MiB, and one worker paused.
 
 Where ``eraboost.dask`` (or a peer) cannot be imported, the other fits
 still run and the table says ``eraboost.dask unavailable: <why>``.
@@ -546,6 +548,21 @@ def limit_table(records):
                 f"| {m['spilled_mb'] or 0:.0f} | {'yes' if m['paused'] else 'no'} "
                 f"| {'yes' if m['restarted'] else 'no'} |"
             )
+    lines += ["", "| fit | repeat | table / largest limit | fitted, none paused |"]
+    lines.append("|---|---:|---:|:---:|")
+    for r in records:
+        mem = r.get("workers_memory")
+        if not mem:
+            if "error" in r:
+                why = r["error"]
+                lines.append(f"| {r['label']} | {r['repeat'] + 1} | | NO: {why} |")
+            continue
+        lim = max(m.get("limit_mb") or 0 for m in mem)
+        ok = not any(m["paused"] or m["restarted"] for m in mem)
+        lines.append(
+            f"| {r['label']} | {r['repeat'] + 1} | "
+            f"{fmt(r['data_mb'] / lim if lim else None)} | {'yes' if ok else 'NO'} |"
+        )
     return "\n".join(lines)
 
 
