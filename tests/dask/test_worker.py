@@ -228,3 +228,30 @@ def test_shard_bins_its_pieces_without_copying_them():
     # raw matrix; then the bins (a byte a value) and one piece's at a time
     assert taken < 0.5 * X.nbytes
     assert binned < 1.6 * X.nbytes
+
+
+def test_pieces_of_a_chunk():
+    """Each worker's piece of a chunk holds the chunk's rows of its eras
+    (a NumPy reference: a mask of the owners); a chunk of one worker's eras
+    alone is passed on as it is, without a copy of its features."""
+    from eraboost.dask._placement import _select
+
+    rng = np.random.RandomState(1)
+    labels = np.array([10, 20, 30, 40])
+    owner = np.array([0, 1, 0, 1])
+    X = rng.randint(0, 5, (50, 4)).astype(np.int8)
+    y = rng.normal(size=50)
+    eras = rng.choice(labels, 50)
+    for worker in (0, 1):
+        rows, Xw, yw, sw, codes = _select(X, y, None, eras, 100, labels, owner, worker)
+        mine = owner[np.searchsorted(labels, eras)] == worker
+        np.testing.assert_array_equal(rows, 100 + np.flatnonzero(mine))
+        np.testing.assert_array_equal(Xw, X[mine])
+        np.testing.assert_array_equal(yw, y[mine])
+        np.testing.assert_array_equal(labels[codes], eras[mine])
+        assert sw is None
+    alone = np.where(eras <= 20, 20, 40)  # worker 1's eras alone
+    rows, Xw, yw, _, codes = _select(X, y, None, alone, 0, labels, owner, 1)
+    np.testing.assert_array_equal(rows, np.arange(50))
+    np.testing.assert_array_equal(labels[codes], alone)
+    assert np.shares_memory(Xw, X) and np.shares_memory(yw, y)

@@ -378,6 +378,10 @@ def _select(X, y, sw, eras, start, labels, owner, worker):
     codes = np.array([code_of[v] for v in local.tolist()], dtype=np.int64)[codes_b]
     mine = owner[codes] == worker
     rows = start + np.flatnonzero(mine)
+    if rows.shape[0] == mine.shape[0]:
+        # a chunk of this worker's eras alone: its arrays as they are (no
+        # copy of the features where the chunk already is on its worker)
+        mine = slice(None)
     return (
         rows,
         np.asarray(X)[mine],
