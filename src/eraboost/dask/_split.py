@@ -41,7 +41,9 @@ class Candidates:
     values), then the missing values left: on the pooled path at bins
     ``nb - 2`` down to ``0`` (scikit-learn's right-to-left scan), on the
     era-aware path at bins ``0 .. nb - 2`` (the per-era scan's order).
-    Of equal candidates, the first in this order wins.
+    Of equal candidates, the first in this order wins. A categorical
+    feature has its cells but no candidates here: its candidates are a
+    node's order of its categories (``_categorical``).
     """
 
     feature: np.ndarray
@@ -56,9 +58,11 @@ class Candidates:
     cells: np.ndarray
 
     @classmethod
-    def of(cls, n_bins_non_missing, has_missing, era_path):
+    def of(cls, n_bins_non_missing, has_missing, era_path, is_categorical=None):
         feats, bins, miss = [], [], []
         for f, nb in enumerate(np.asarray(n_bins_non_missing, dtype=np.int64)):
+            if is_categorical is not None and is_categorical[f]:
+                continue
             right = np.arange(nb - 1 + int(has_missing[f]))
             feats += [np.full(right.size, f)]
             bins += [right]
@@ -75,9 +79,9 @@ class Candidates:
         last = nb + np.asarray(has_missing, dtype=np.int64)
         cells = np.arange(width)[None, :] < last[:, None]
         return cls(
-            np.concatenate(feats).astype(np.int64),
-            np.concatenate(bins).astype(np.int64),
-            np.concatenate(miss),
+            np.concatenate(feats or [[]]).astype(np.int64),
+            np.concatenate(bins or [[]]).astype(np.int64),
+            np.concatenate(miss or [[]]).astype(bool),
             width,
             cells,
         )
@@ -203,11 +207,25 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
         out["pooled_h"] = pooled[1]
     if not settings["era_path"]:
         return out
+    out.update(
+        era_partials(hist, lambda h: cands.left_sums(h, n_bins_non_missing), settings)
+    )
+    return out
+
+
+def era_partials(hist, left_sums, settings):
+    """The era sums of one worker's candidates (:func:`worker_partials`
+    past the pooled histogram): ``left_sums(h)`` gives the left side's
+    sums of every candidate from the per-era sums ``h`` of shape
+    ``(n_features, n_eras, width)``, as shape ``(n_eras, n_candidates)``
+    (the numeric candidates', or a node's categorical ones',
+    ``_categorical``)."""
+    out = {}
     lam, alpha = settings["lam"], settings["alpha"]
     n_e = hist[2, 0].sum(axis=-1)
     keep = n_e >= settings["min_rows_per_era_split"]
     hist = hist[:, :, keep]
-    nL = cands.left_sums(hist[2], n_bins_non_missing)
+    nL = left_sums(hist[2])
     nR = n_e[keep][:, None] - nL
     if settings["min_samples_leaf_per_era"]:
         fewest = np.minimum(nL, nR).min(axis=0, initial=np.iinfo(np.int32).max)
@@ -219,8 +237,7 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
         return out
     out["M"] = np.array([keep.sum()], dtype=np.int32)
     G_e, H_e = hist[0, 0].sum(axis=-1), hist[1, 0].sum(axis=-1)
-    GL = cands.left_sums(hist[0], n_bins_non_missing)
-    HL = cands.left_sums(hist[1], n_bins_non_missing)
+    GL, HL = left_sums(hist[0]), left_sums(hist[1])
     if irf:
         out.update(_value_variance_parts(GL, HL, nL, G_e, H_e, lam))
     GR, HR = G_e[:, None] - GL, H_e[:, None] - HL
@@ -250,7 +267,7 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     # C(s) only scales pooled progress's tolerance (1e-9 of it): float32
     # moves that tolerance by under 1e-16 of C(s), below the sums' rounding
     out["children"] = children.sum(axis=0).astype(np.float32)
-    n_cand = cands.feature.size
+    n_cand = nL.shape[-1]
     if np.isinf(alpha):
         if gains.shape[0] == 0:
             out["extreme"] = np.full(n_cand, -alpha)
@@ -331,6 +348,18 @@ class Split:
     left_cat_bitset: object = None
 
 
+def pooled_histograms(reduced, cands):
+    """The reduced pooled histogram as ``(n_features, width)`` arrays:
+    gradient (``g``), hessian (``h``: the row counts where the hessians
+    are constant) and row (``n``, float64) sums."""
+    n_hist = cands.unpack(reduced["pooled_n"]).astype(np.float64)
+    return {
+        "g": cands.unpack(reduced["pooled_g"]),
+        "h": n_hist if "pooled_h" not in reduced else cands.unpack(reduced["pooled_h"]),
+        "n": n_hist,
+    }
+
+
 def node_value(G, H, lam):
     """A node's value from pooled sums, as the engine's ``node_value``."""
     return -G / (H + lam + 1e-15)
@@ -354,6 +383,7 @@ def best_split(
     value=None,
     bounds=(-np.inf, np.inf),
     monotonic_cst=None,
+    categorical=None,
 ):
     """The split docs/criteria.md chooses from the reduced sums.
 
@@ -369,18 +399,23 @@ def best_split(
     children's values are clipped to the bounds, and a candidate whose
     clipped values go against its feature's constraint is not eligible
     (the engine's ``node_value`` and ``monotonic_ok``).
+
+    ``categorical`` (``_categorical.NodeCategories``, or None) holds the
+    node's categorical candidates and their reduced era sums: they join
+    the numeric ones in the engine's scan order.
     """
     n, G, H = node
     lam, alpha = settings["lam"], settings["alpha"]
     lower, upper = bounds
-    GL = cands.left_sums(cands.unpack(reduced["pooled_g"]), n_bins_non_missing)
-    n_hist = cands.unpack(reduced["pooled_n"]).astype(np.float64)
-    nL = cands.left_sums(n_hist, n_bins_non_missing)
-    HL = (
-        nL
-        if "pooled_h" not in reduced
-        else cands.left_sums(cands.unpack(reduced["pooled_h"]), n_bins_non_missing)
+    pooled = pooled_histograms(reduced, cands)
+    GL, HL, nL = (
+        cands.left_sums(pooled[key], n_bins_non_missing) for key in ("g", "h", "n")
     )
+    feature = cands.feature
+    if categorical is not None:
+        GL, HL, nL, feature, reduced = categorical.joined(
+            pooled, GL, HL, nL, feature, reduced
+        )
     GR, HR, nR = G - GL, H - HL, n - nL
     msl = settings["min_samples_leaf"]
     ok = (nL >= msl) & (nR >= msl)
@@ -388,10 +423,10 @@ def best_split(
     vL = bounded_value(GL, HL, lam, lower, upper)
     vR = bounded_value(GR, HR, lam, lower, upper)
     if monotonic_cst is not None:
-        mono = np.asarray(monotonic_cst)[cands.feature]
+        mono = np.asarray(monotonic_cst)[feature]
         ok &= ~(((mono == 1) & (vL > vR)) | ((mono == -1) & (vL < vR)))
     if features is not None:
-        ok &= features[cands.feature]
+        ok &= features[feature]
     if "min_side" in reduced:
         ok &= reduced["min_side"] >= settings["min_samples_leaf_per_era"]
     penalty = 0.0
@@ -463,11 +498,17 @@ def best_split(
         values = key[candidates]
         candidates = candidates[values == values.max()]
     i = int(candidates[0])  # the first in scan order
+    j = i if categorical is None else categorical.numeric(i)
+    if j is not None:
+        where = dict(
+            bin_idx=int(cands.bin[j]), missing_go_to_left=bool(cands.missing_left[j])
+        )
+    else:
+        where = categorical.split_of(i)
     return Split(
         found=True,
-        feature_idx=int(cands.feature[i]),
-        bin_idx=int(cands.bin[i]),
-        missing_go_to_left=bool(cands.missing_left[i]),
+        feature_idx=int(feature[i]),
+        **where,
         gain=float(gain[i]),
         priority=priority_of(i),
         sum_gradient_left=float(GL[i]),
