@@ -132,8 +132,11 @@ def encode_categories(client, local, X):
     else:
         X = X.rechunk({1: -1})
     columns = np.flatnonzero(is_categorical)
+    blocks = X.to_delayed()
+    if hasattr(blocks, "ravel"):  # an array's (a frame's is a list)
+        blocks = blocks.ravel()
     found = client.compute(
-        [delayed(_block_categories)(b, columns) for b in X.to_delayed().ravel()],
+        [delayed(_block_categories)(b, columns) for b in blocks],
         sync=True,
     )
     categories = [_distinct([f[i] for f in found]) for i in range(columns.size)]
