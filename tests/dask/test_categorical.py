@@ -144,6 +144,39 @@ def test_classifier_same_trees(client, params, n_classes):
     np.testing.assert_allclose(proba, ref.predict_proba(X), rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("split_type", slow_but(["era", "original"], 0))
+def test_early_stopping_and_warm_start(client2, split_type):
+    """Whole validation eras held out (the categories of all the rows
+    encoded, as on one machine), then a warm start: the same scores,
+    iterations and trees."""
+    X, y, eras, w = cat_data(seed=4)
+    common = dict(
+        split_type=split_type,
+        early_stopping=True,
+        learning_rate=0.6,
+        n_iter_no_change=20,
+        max_iter=2,
+        max_leaf_nodes=7,
+        min_samples_leaf=10,
+        random_state=0,
+        warm_start=True,
+        categorical_features=list(CATEGORICAL),
+    )
+    dX, dy, dw, de = chunked(X, y, w, eras)
+    est = DaskHistGradientBoostingRegressor(client=client2, **common)
+    ref = HistGradientBoostingRegressor(**common)
+    for max_iter in (2, 4):
+        est.set_params(max_iter=max_iter).fit(dX, dy, dw, eras=de)
+        ref.set_params(max_iter=max_iter).fit(X, y, w, eras=eras)
+    assert est.n_iter_ == 4
+    assert n_categorical_splits(ref) > 0
+    assert_same_trees(est, ref, np.std(y))
+    for name in ("train_score_", "validation_score_"):
+        np.testing.assert_allclose(
+            getattr(est, name), getattr(ref, name), rtol=1e-9, atol=0, err_msg=name
+        )
+
+
 def _frame(X, eras, y, npartitions=4):
     """X as a pandas frame: column 0 as text categories (a pandas
     category column, missing values kept), column 3 as an int8 column,

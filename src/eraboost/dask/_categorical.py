@@ -46,8 +46,10 @@ def category_order(g, h, n, H):
     reverse of their bin order, as the stable sort of the reversed bins
     does.
     """
-    support = n / H
-    used = np.flatnonzero(h * support >= MIN_CAT_SUPPORT)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # as in C: a node of no hessian has an infinite support
+        support = np.float64(n) / np.float64(H)
+        used = np.flatnonzero(h * support >= MIN_CAT_SUPPORT)
     value = g[used] / (h[used] + MIN_CAT_SUPPORT)
     return used[::-1][np.argsort(value[::-1], kind="stable")]
 
