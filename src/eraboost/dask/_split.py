@@ -204,6 +204,8 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     if not settings["era_path"]:
         return out
     lam, alpha = settings["lam"], settings["alpha"]
+    # counts of at most E eras go in the narrowest integers that hold them
+    era_count = np.min_scalar_type(-hist.shape[2] - 1)
     n_e = hist[2, 0].sum(axis=-1)
     keep = n_e >= settings["min_rows_per_era_split"]
     hist = hist[:, :, keep]
@@ -223,6 +225,7 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     HL = cands.left_sums(hist[1], n_bins_non_missing)
     if irf:
         out.update(_value_variance_parts(GL, HL, nL, G_e, H_e, lam))
+        out["cr_count"] = out["cr_count"].astype(era_count)
     GR, HR = G_e[:, None] - GL, H_e[:, None] - HL
     split = (nL > 0) & (nR > 0)
     if agree or settings["split_type"] == "directional":
@@ -230,8 +233,8 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     if agree:
         # the eras going each way: the driver counts those that agree with
         # the pooled direction, known only from the reduced sums
-        out["d_up"] = (d > 0).sum(axis=0).astype(np.int32)
-        out["d_down"] = (d < 0).sum(axis=0).astype(np.int32)
+        out["d_up"] = (d > 0).sum(axis=0).astype(era_count)
+        out["d_down"] = (d < 0).sum(axis=0).astype(era_count)
     if original:
         return out
     children = _score(GL, HL, lam) + _score(GR, HR, lam)
@@ -239,7 +242,7 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     gains = np.where(split, children - era_score[:, None], 0.0)
     out["era_score"] = np.array([era_score.sum()])
     if settings["split_type"] == "directional":
-        out["dsum"] = d.sum(axis=0).astype(np.int32)
+        out["dsum"] = d.sum(axis=0).astype(era_count)
     if alpha == 0:
         # the sum of the per-era gains (an era with an empty side gains 0
         # exactly, as in the engine); with the eras' own scores it also
