@@ -3,24 +3,24 @@
 Each worker holds whole eras. For a node it builds the per-era histograms
 of its rows (the engine's ``HistogramBuilder``, in ``_worker.EraShard``;
 :func:`era_histograms` is their NumPy reference) and turns them into its
-share of the reduction (:func:`worker_partials`): the pooled histogram,
-and, under the
-era criteria, one vector per candidate of era sums (the sum of the per-era
-gains, of the eras' directions and of their children's scores, or the
-Boltzmann sums with the worker's own shift, or the per-candidate maximum
-or minimum). :func:`combine` adds the workers' shares (the Boltzmann sums
-rescaled exactly to the common shift) and :func:`best_split` chooses the
-split with the rules of docs/criteria.md: the engine's eligibility
-(``min_samples_leaf``, the minimum hessian, a positive gain, pooled
-progress under the era criteria) and its tie-breaking (the largest score,
-then, under ``directional``, the integer ``|sum_e d_e|``, ``S_era`` and the
-pooled gain; a complete tie goes to the first candidate in scan order).
+share of the reduction with the engine's kernel
+(``_engine._era_reduce.era_partials``; :func:`worker_partials` is its NumPy
+reference, written from docs/criteria.md): the pooled histogram, and,
+under the era criteria, one vector per candidate of era sums (the sum of
+the per-era gains, of the eras' directions and of their children's
+scores, or the Boltzmann sums with the worker's own shift, or the
+per-candidate maximum or minimum). :func:`combine` adds the workers'
+shares (the Boltzmann sums rescaled exactly to the common shift) and
+:func:`best_split` chooses the split with the rules of docs/criteria.md:
+the engine's eligibility (``min_samples_leaf``, the minimum hessian, a
+positive gain, pooled progress under the era criteria) and its
+tie-breaking (the largest score, then, under ``directional``, the integer
+``|sum_e d_e|``, ``S_era`` and the pooled gain; a complete tie goes to the
+first candidate in scan order).
 
-This is the first step of issue 61: the per-worker sums and their
-finalisation are NumPy, written from the formulas of docs/criteria.md, not
-the engine's Cython scorer; the trees are the engine's up to the rounding
-of sums taken in another order (a near tie may turn; the tests compare
-the trees).
+The driver's choice is NumPy: the trees are the engine's up to the
+rounding of sums taken in another order (a near tie may turn; the tests
+compare the trees).
 """
 
 from dataclasses import dataclass
