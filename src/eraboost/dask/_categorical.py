@@ -14,7 +14,8 @@ histograms are reduced. So the driver orders each categorical feature from
 the reduced pooled histogram (:meth:`CategoricalCandidates.of`); on the
 pooled path that is all it needs. Under the era criteria it sends the
 orders to the workers, which return their era sums of those candidates
-(:func:`categorical_partials`, the numeric candidates' ``era_partials``);
+(:func:`categorical_partials`, with ``_split.era_sums``, the NumPy
+reference of the numeric candidates' sums);
 ``NodeCategories`` then joins them to the numeric candidates for
 ``_split.best_split``.
 """
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._split import era_partials
+from ._split import era_sums
 
 #: The engine's ``EB_MIN_CAT_SUPPORT`` (``_tuning.h``).
 MIN_CAT_SUPPORT = 10.0
@@ -181,10 +182,10 @@ def categorical_partials(hist, orders, settings):
     (``CategoricalCandidates.orders``, as the driver sent them) from the
     node's per-era sums ``hist`` (``(3, n, n_eras, width)``, the first
     ``n`` features, the categorical ones among them): the vectors of
-    ``_split.era_partials``, without the node's own sums (sent with the
+    ``_split.era_sums``, without the node's own sums (sent with the
     numeric candidates)."""
     cands = CategoricalCandidates(tuple(orders))
-    out = era_partials(hist, cands.left_sums, settings)
+    out = era_sums(hist, cands.left_sums, settings)
     for name in _PER_NODE:
         out.pop(name, None)
     return out

@@ -3,24 +3,24 @@
 Each worker holds whole eras. For a node it builds the per-era histograms
 of its rows (the engine's ``HistogramBuilder``, in ``_worker.EraShard``;
 :func:`era_histograms` is their NumPy reference) and turns them into its
-share of the reduction (:func:`worker_partials`): the pooled histogram,
-and, under the
-era criteria, one vector per candidate of era sums (the sum of the per-era
-gains, of the eras' directions and of their children's scores, or the
-Boltzmann sums with the worker's own shift, or the per-candidate maximum
-or minimum). :func:`combine` adds the workers' shares (the Boltzmann sums
-rescaled exactly to the common shift) and :func:`best_split` chooses the
-split with the rules of docs/criteria.md: the engine's eligibility
-(``min_samples_leaf``, the minimum hessian, a positive gain, pooled
-progress under the era criteria) and its tie-breaking (the largest score,
-then, under ``directional``, the integer ``|sum_e d_e|``, ``S_era`` and the
-pooled gain; a complete tie goes to the first candidate in scan order).
+share of the reduction with the engine's kernel
+(``_engine._era_reduce.era_partials``; :func:`worker_partials` is its NumPy
+reference, written from docs/criteria.md): the pooled histogram, and,
+under the era criteria, one vector per candidate of era sums (the sum of
+the per-era gains, of the eras' directions and of their children's
+scores, or the Boltzmann sums with the worker's own shift, or the
+per-candidate maximum or minimum). :func:`combine` adds the workers'
+shares (the Boltzmann sums rescaled exactly to the common shift) and
+:func:`best_split` chooses the split with the rules of docs/criteria.md:
+the engine's eligibility (``min_samples_leaf``, the minimum hessian, a
+positive gain, pooled progress under the era criteria) and its
+tie-breaking (the largest score, then, under ``directional``, the integer
+``|sum_e d_e|``, ``S_era`` and the pooled gain; a complete tie goes to the
+first candidate in scan order).
 
-This is the first step of issue 61: the per-worker sums and their
-finalisation are NumPy, written from the formulas of docs/criteria.md, not
-the engine's Cython scorer; the trees are the engine's up to the rounding
-of sums taken in another order (a near tie may turn; the tests compare
-the trees).
+The driver's choice is NumPy: the trees are the engine's up to the
+rounding of sums taken in another order (a near tie may turn; the tests
+compare the trees).
 """
 
 from dataclasses import dataclass
@@ -208,12 +208,12 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     if not settings["era_path"]:
         return out
     out.update(
-        era_partials(hist, lambda h: cands.left_sums(h, n_bins_non_missing), settings)
+        era_sums(hist, lambda h: cands.left_sums(h, n_bins_non_missing), settings)
     )
     return out
 
 
-def era_partials(hist, left_sums, settings):
+def era_sums(hist, left_sums, settings):
     """The era sums of one worker's candidates (:func:`worker_partials`
     past the pooled histogram): ``left_sums(h)`` gives the left side's
     sums of every candidate from the per-era sums ``h`` of shape
@@ -222,6 +222,8 @@ def era_partials(hist, left_sums, settings):
     ``_categorical``)."""
     out = {}
     lam, alpha = settings["lam"], settings["alpha"]
+    # counts of at most E eras go in the narrowest integers that hold them
+    era_count = np.min_scalar_type(-hist.shape[2] - 1)
     n_e = hist[2, 0].sum(axis=-1)
     keep = n_e >= settings["min_rows_per_era_split"]
     hist = hist[:, :, keep]
@@ -240,6 +242,7 @@ def era_partials(hist, left_sums, settings):
     GL, HL = left_sums(hist[0]), left_sums(hist[1])
     if irf:
         out.update(_value_variance_parts(GL, HL, nL, G_e, H_e, lam))
+        out["cr_count"] = out["cr_count"].astype(era_count)
     GR, HR = G_e[:, None] - GL, H_e[:, None] - HL
     split = (nL > 0) & (nR > 0)
     if agree or settings["split_type"] == "directional":
@@ -247,8 +250,8 @@ def era_partials(hist, left_sums, settings):
     if agree:
         # the eras going each way: the driver counts those that agree with
         # the pooled direction, known only from the reduced sums
-        out["d_up"] = (d > 0).sum(axis=0).astype(np.int32)
-        out["d_down"] = (d < 0).sum(axis=0).astype(np.int32)
+        out["d_up"] = (d > 0).sum(axis=0).astype(era_count)
+        out["d_down"] = (d < 0).sum(axis=0).astype(era_count)
     if original:
         return out
     children = _score(GL, HL, lam) + _score(GR, HR, lam)
@@ -256,7 +259,7 @@ def era_partials(hist, left_sums, settings):
     gains = np.where(split, children - era_score[:, None], 0.0)
     out["era_score"] = np.array([era_score.sum()])
     if settings["split_type"] == "directional":
-        out["dsum"] = d.sum(axis=0).astype(np.int32)
+        out["dsum"] = d.sum(axis=0).astype(era_count)
     if alpha == 0:
         # the sum of the per-era gains (an era with an empty side gains 0
         # exactly, as in the engine); with the eras' own scores it also

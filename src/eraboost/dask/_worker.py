@@ -21,6 +21,7 @@ from time import perf_counter
 import numpy as np
 
 from .._engine._common import G_DTYPE
+from .._engine._era_reduce import era_partials
 from .._engine._histogram import (
     HistogramBuilder,
     histogram_cell_bytes,
@@ -30,7 +31,7 @@ from .._engine._histogram import (
 from .._engine._memory import HistogramPool, memory_budget
 from .._engine._partition import split_indices, split_indices_categorical
 from ._categorical import categorical_partials
-from ._split import Candidates, worker_partials
+from ._split import Candidates
 
 #: The engine's cut-off for a node's histogram to be subtracted from
 #: (``_histogram.SPARSE_ROWS_PER_CELL``): a node of fewer rows per cell of
@@ -216,6 +217,7 @@ class EraShard:
         self.layout = HistogramLayout(
             offsets, block_bins, n_eras, self.cands.width, constant
         )
+        self.offsets, self.has_missing, self.hist_eras = offsets, has_missing, n_eras
         self.features = np.arange(self.X_binned.shape[1], dtype=np.uint32)
         # the single machine's subtraction cut-off, of its histograms (all
         # the fit's eras): the same children are subtracted here
@@ -261,10 +263,18 @@ class EraShard:
 
     def _partials(self, hist, node):
         tic = perf_counter()
-        dense = self.layout.dense(hist)
-        out = worker_partials(dense, self.cands, self.n_bins_non_missing, self.settings)
+        out = era_partials(
+            hist,
+            self.offsets,
+            self.n_bins_non_missing,
+            self.has_missing,
+            self.hist_eras,
+            self.hessians is None,
+            self.settings,
+        )
         if self.n_kept:
-            self.kept[node] = dense[:, : self.n_kept].copy()
+            # the categorical features' per-era sums, for their candidates
+            self.kept[node] = self.layout.dense(hist)[:, : self.n_kept].copy()
         self.seconds["partials"] += perf_counter() - tic
         self.n_nodes += 1
         return out
