@@ -17,9 +17,11 @@ from eraboost.dask import (
     DaskHistGradientBoostingRegressor,
 )
 from eraboost.dask._categorical import CategoricalCandidates, category_order
+from eraboost.dask._split import Candidates, era_sums, pooled_histograms
 
 from .conftest import chunked, slow_but
 from .helpers import assert_same_trees
+from .test_worker import KERNEL_SETTINGS, make_shard
 
 #: The categorical columns of :func:`cat_data` and their numbers of
 #: categories.
@@ -296,3 +298,85 @@ def test_category_order_by_hand():
     # bin 5, the missing values' (5 categories), goes left in the second
     assert not split["missing_go_to_left"]
     assert cands.split_of(1, [5])["missing_go_to_left"]
+
+
+@pytest.mark.parametrize(
+    "case", ["era", "directional", "era_alpha_1", "irf", "agreement", "min_side"]
+)
+def test_worker_sums_of_the_categories(case):
+    """In one process: a worker's numeric candidates leave the categorical
+    features out (the engine's kernel), its era sums of the categories'
+    prefixes are those of the prefixes' own cells (each prefix's bins
+    summed at once), and a categorical split sends left the rows whose
+    bin is in the bitset."""
+    shard, mapper, has_missing, settings = make_shard(True, era_path=True)
+    # features 3 and 4 hold five values (and missing ones): as categories
+    is_categorical = np.arange(6) >= 3
+    is_categorical[5] = False
+    settings = {**settings, **KERNEL_SETTINGS[case], "is_categorical": is_categorical}
+    loss = HistGradientBoostingRegressor()._get_loss(sample_weight=np.ones(1))
+    nb = mapper.n_bins_non_missing_
+    shard.start(loss, np.full((1, 1), shard.y.mean()), nb, has_missing, settings)
+    shard.update_gradients()
+    numeric = Candidates.of(nb, has_missing, True, is_categorical)
+    assert not np.any(is_categorical[numeric.feature])
+    part = shard.root(0)
+    hist = shard.histograms(0)
+    for name, values in part.items():
+        if name not in ("pooled_g", "pooled_h", "pooled_n", "M", "era_score"):
+            assert values.shape == numeric.feature.shape, name
+    n = int(hist[2, 0].sum())
+    G, H = hist[0, 0].sum(), hist[1, 0].sum()
+    cands = CategoricalCandidates.of(
+        pooled_histograms(part, numeric), [3, 4], nb, has_missing, (n, G, H)
+    )
+    assert cands.size > 0
+    got = shard.categorical([(0, cands.orders)])[0]
+    left_sets = []
+    for i in range(cands.size):
+        bitset = cands.split_of(i, nb)["left_cat_bitset"]
+        bins = np.arange(256)
+        left_sets.append(
+            bins[(bitset[bins // 32] >> (bins % 32).astype(np.uint32)) & 1 == 1]
+        )
+
+    def brute(h):
+        return np.stack(
+            [
+                h[f][..., bins[bins < h.shape[-1]]].sum(axis=-1)
+                for f, bins in zip(cands.feature, left_sets)
+            ],
+            axis=-1,
+        )
+
+    expected = era_sums(hist, brute, settings)
+    for name in ("M", "era_score"):
+        expected.pop(name, None)
+    assert got.keys() == expected.keys()
+    for name in expected:
+        if expected[name].dtype.kind in "iu":
+            np.testing.assert_array_equal(got[name], expected[name], err_msg=name)
+        else:
+            np.testing.assert_allclose(
+                got[name], expected[name], rtol=1e-9, atol=1e-9, err_msg=name
+            )
+    # the split of the last candidate: its bins go left
+    i = cands.size - 1
+    where = cands.split_of(i, nb)
+    f = int(cands.feature[i])
+    col = np.asarray(shard.X_binned)[:, f]
+    goes_left = np.isin(col, left_sets[i])
+    sizes = (int(goes_left.sum()), int((~goes_left).sum()))
+    shard.split(
+        0,
+        0,
+        f,
+        where["bin_idx"],
+        where["missing_go_to_left"],
+        (1, 2),
+        [False, False],
+        sizes,
+        where["left_cat_bitset"],
+    )
+    np.testing.assert_array_equal(np.sort(shard.nodes[1]), np.flatnonzero(goes_left))
+    np.testing.assert_array_equal(np.sort(shard.nodes[2]), np.flatnonzero(~goes_left))
