@@ -218,6 +218,15 @@ class EraShard:
             offsets, block_bins, n_eras, self.cands.width, constant
         )
         self.offsets, self.has_missing, self.hist_eras = offsets, has_missing, n_eras
+        # the features up to the last categorical one: the first blocks of
+        # the buffer, read alone
+        self.kept_layout = self.n_kept and HistogramLayout(
+            offsets[: self.n_kept + 1],
+            block_bins[: self.n_kept],
+            n_eras,
+            self.cands.width,
+            constant,
+        )
         self.features = np.arange(self.X_binned.shape[1], dtype=np.uint32)
         # the single machine's subtraction cut-off, of its histograms (all
         # the fit's eras): the same children are subtracted here
@@ -274,7 +283,7 @@ class EraShard:
         )
         if self.n_kept:
             # the categorical features' per-era sums, for their candidates
-            self.kept[node] = self.layout.dense(hist)[:, : self.n_kept].copy()
+            self.kept[node] = self.kept_layout.dense(hist)
         self.seconds["partials"] += perf_counter() - tic
         self.n_nodes += 1
         return out
