@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "engine"))
 sys.path.insert(0, str(HERE))
 
-WRAPPED = ("era_histograms", "worker_partials", "split_indices")
+WRAPPED = ("era_histograms", "worker_partials", "era_partials", "split_indices")
 
 
 def wrap_worker_functions():

@@ -226,3 +226,32 @@ def test_params_and_clone():
     assert clone(est).get_params() == params
     with pytest.raises(TypeError):
         DaskHistGradientBoostingRegressor(no_such_option=1)
+
+
+@pytest.mark.parametrize("setting", [None, False, True])
+def test_shard_calls_go_direct_unless_the_client_says_not(
+    client2, monkeypatch, setting
+):
+    """The driver calls its shards directly on their workers during a fit
+    (the client's default, ``direct_to_workers=None``, would send every
+    call's bytes through the scheduler); a client made with
+    ``direct_to_workers=False`` keeps its word, and the setting is the
+    client's again after the fit."""
+    from eraboost.dask import _train
+
+    seen = []
+    call_each = _train.Cluster.call_each
+
+    def recording(self, method, args):
+        seen.append(client2.direct_to_workers)
+        return call_each(self, method, args)
+
+    monkeypatch.setattr(_train.Cluster, "call_each", recording)
+    monkeypatch.setattr(client2, "direct_to_workers", setting)
+    X, y, eras, _ = era_data(n=600, p=3)
+    dX, dy, de = chunked(X, y, eras, rows=200)
+    DaskHistGradientBoostingRegressor(
+        client=client2, max_iter=2, early_stopping=False
+    ).fit(dX, dy, eras=de)
+    assert seen and set(seen) == {setting is not False}
+    assert client2.direct_to_workers is setting

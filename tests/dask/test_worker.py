@@ -255,3 +255,64 @@ def test_pieces_of_a_chunk():
     np.testing.assert_array_equal(rows, np.arange(50))
     np.testing.assert_array_equal(labels[codes], alone)
     assert np.shares_memory(Xw, X) and np.shares_memory(yw, y)
+
+
+KERNEL_SETTINGS = {
+    "era": {"split_type": "era"},
+    "directional": {"split_type": "directional"},
+    "era_max": {"split_type": "era", "alpha": np.inf},
+    "era_min": {"split_type": "era", "alpha": -np.inf},
+    "era_alpha_1": {"split_type": "era", "alpha": 1.0},
+    "era_alpha_-2": {"split_type": "era", "alpha": -2.0, "lam": 1.0},
+    "irf": {"split_type": "era", "irf_penalty": 1.0, "lam": 0.5},
+    "agreement": {"split_type": "directional", "min_agreement": 0.5},
+    "original_options": {
+        "split_type": "original",
+        "min_samples_leaf_per_era": 3,
+        "irf_penalty": 1.0,
+        "min_agreement": 0.5,
+    },
+    "min_side": {"split_type": "era", "min_samples_leaf_per_era": 3},
+    "few_rows_per_era": {"split_type": "era", "min_rows_per_era_split": 150},
+}
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("case", sorted(KERNEL_SETTINGS))
+def test_kernel_partials_are_the_numpy_references(case, weighted):
+    """The engine's kernel (``_era_reduce.era_partials``) on the histogram
+    buffer gives ``worker_partials``'s sums on the same per-era sums, for
+    every criterion and option, at the root and at a child."""
+    shard, mapper, _, settings = make_shard(weighted, era_path=True)
+    shard.settings.update(KERNEL_SETTINGS[case])
+    settings = shard.settings
+    shard.subtract_from = 0
+    all_rows = np.arange(shard.n_rows())
+    got_parts = [shard.root(0)]
+    hists = [shard.histograms(0)]
+    left, right = side(shard, all_rows, 3, 2, False)
+    sizes = (left.size, right.size)
+    got_parts += shard.split(0, 0, 3, 2, False, (1, 2), [True, True], sizes)
+    hists += [shard.histograms(1), shard.histograms(2)]
+    alpha = settings["alpha"]
+    for got, hist in zip(got_parts, hists):
+        ref = worker_partials(hist, shard.cands, mapper.n_bins_non_missing_, settings)
+        assert got.keys() == ref.keys()
+        for name in ref:
+            assert got[name].dtype == ref[name].dtype, name
+            if ref[name].dtype.kind == "i":
+                np.testing.assert_array_equal(got[name], ref[name], err_msg=name)
+            elif name not in ("shift", "num", "den"):
+                np.testing.assert_allclose(
+                    got[name], ref[name], rtol=1e-9, atol=1e-9, err_msg=name
+                )
+        if "shift" in ref:
+            # the Boltzmann sums, each with its own shift: the same ratio
+            # and the same sum of weights at a common shift
+            np.testing.assert_allclose(
+                got["num"] / got["den"], ref["num"] / ref["den"], rtol=1e-9
+            )
+            scale = np.exp(
+                alpha * (got["shift"].astype(float) - ref["shift"].astype(float))
+            )
+            np.testing.assert_allclose(got["den"] * scale, ref["den"], rtol=1e-9)

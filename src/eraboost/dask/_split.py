@@ -3,24 +3,24 @@
 Each worker holds whole eras. For a node it builds the per-era histograms
 of its rows (the engine's ``HistogramBuilder``, in ``_worker.EraShard``;
 :func:`era_histograms` is their NumPy reference) and turns them into its
-share of the reduction (:func:`worker_partials`): the pooled histogram,
-and, under the
-era criteria, one vector per candidate of era sums (the sum of the per-era
-gains, of the eras' directions and of their children's scores, or the
-Boltzmann sums with the worker's own shift, or the per-candidate maximum
-or minimum). :func:`combine` adds the workers' shares (the Boltzmann sums
-rescaled exactly to the common shift) and :func:`best_split` chooses the
-split with the rules of docs/criteria.md: the engine's eligibility
-(``min_samples_leaf``, the minimum hessian, a positive gain, pooled
-progress under the era criteria) and its tie-breaking (the largest score,
-then, under ``directional``, the integer ``|sum_e d_e|``, ``S_era`` and the
-pooled gain; a complete tie goes to the first candidate in scan order).
+share of the reduction with the engine's kernel
+(``_engine._era_reduce.era_partials``; :func:`worker_partials` is its NumPy
+reference, written from docs/criteria.md): the pooled histogram, and,
+under the era criteria, one vector per candidate of era sums (the sum of
+the per-era gains, of the eras' directions and of their children's
+scores, or the Boltzmann sums with the worker's own shift, or the
+per-candidate maximum or minimum). :func:`combine` adds the workers'
+shares (the Boltzmann sums rescaled exactly to the common shift) and
+:func:`best_split` chooses the split with the rules of docs/criteria.md:
+the engine's eligibility (``min_samples_leaf``, the minimum hessian, a
+positive gain, pooled progress under the era criteria) and its
+tie-breaking (the largest score, then, under ``directional``, the integer
+``|sum_e d_e|``, ``S_era`` and the pooled gain; a complete tie goes to the
+first candidate in scan order).
 
-This is the first step of issue 61: the per-worker sums and their
-finalisation are NumPy, written from the formulas of docs/criteria.md, not
-the engine's Cython scorer; the trees are the engine's up to the rounding
-of sums taken in another order (a near tie may turn; the tests compare
-the trees).
+The driver's choice is NumPy: the trees are the engine's up to the
+rounding of sums taken in another order (a near tie may turn; the tests
+compare the trees).
 """
 
 from dataclasses import dataclass
@@ -41,7 +41,9 @@ class Candidates:
     values), then the missing values left: on the pooled path at bins
     ``nb - 2`` down to ``0`` (scikit-learn's right-to-left scan), on the
     era-aware path at bins ``0 .. nb - 2`` (the per-era scan's order).
-    Of equal candidates, the first in this order wins.
+    Of equal candidates, the first in this order wins. A categorical
+    feature has its cells but no candidates here: its candidates are a
+    node's order of its categories (``_categorical``).
     """
 
     feature: np.ndarray
@@ -56,9 +58,11 @@ class Candidates:
     cells: np.ndarray
 
     @classmethod
-    def of(cls, n_bins_non_missing, has_missing, era_path):
+    def of(cls, n_bins_non_missing, has_missing, era_path, is_categorical=None):
         feats, bins, miss = [], [], []
         for f, nb in enumerate(np.asarray(n_bins_non_missing, dtype=np.int64)):
+            if is_categorical is not None and is_categorical[f]:
+                continue
             right = np.arange(nb - 1 + int(has_missing[f]))
             feats += [np.full(right.size, f)]
             bins += [right]
@@ -75,9 +79,9 @@ class Candidates:
         last = nb + np.asarray(has_missing, dtype=np.int64)
         cells = np.arange(width)[None, :] < last[:, None]
         return cls(
-            np.concatenate(feats).astype(np.int64),
-            np.concatenate(bins).astype(np.int64),
-            np.concatenate(miss),
+            np.concatenate(feats or [[]]).astype(np.int64),
+            np.concatenate(bins or [[]]).astype(np.int64),
+            np.concatenate(miss or [[]]).astype(bool),
             width,
             cells,
         )
@@ -203,11 +207,27 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
         out["pooled_h"] = pooled[1]
     if not settings["era_path"]:
         return out
+    out.update(
+        era_sums(hist, lambda h: cands.left_sums(h, n_bins_non_missing), settings)
+    )
+    return out
+
+
+def era_sums(hist, left_sums, settings):
+    """The era sums of one worker's candidates (:func:`worker_partials`
+    past the pooled histogram): ``left_sums(h)`` gives the left side's
+    sums of every candidate from the per-era sums ``h`` of shape
+    ``(n_features, n_eras, width)``, as shape ``(n_eras, n_candidates)``
+    (the numeric candidates', or a node's categorical ones',
+    ``_categorical``)."""
+    out = {}
     lam, alpha = settings["lam"], settings["alpha"]
+    # counts of at most E eras go in the narrowest integers that hold them
+    era_count = np.min_scalar_type(-hist.shape[2] - 1)
     n_e = hist[2, 0].sum(axis=-1)
     keep = n_e >= settings["min_rows_per_era_split"]
     hist = hist[:, :, keep]
-    nL = cands.left_sums(hist[2], n_bins_non_missing)
+    nL = left_sums(hist[2])
     nR = n_e[keep][:, None] - nL
     if settings["min_samples_leaf_per_era"]:
         fewest = np.minimum(nL, nR).min(axis=0, initial=np.iinfo(np.int32).max)
@@ -219,10 +239,10 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
         return out
     out["M"] = np.array([keep.sum()], dtype=np.int32)
     G_e, H_e = hist[0, 0].sum(axis=-1), hist[1, 0].sum(axis=-1)
-    GL = cands.left_sums(hist[0], n_bins_non_missing)
-    HL = cands.left_sums(hist[1], n_bins_non_missing)
+    GL, HL = left_sums(hist[0]), left_sums(hist[1])
     if irf:
         out.update(_value_variance_parts(GL, HL, nL, G_e, H_e, lam))
+        out["cr_count"] = out["cr_count"].astype(era_count)
     GR, HR = G_e[:, None] - GL, H_e[:, None] - HL
     split = (nL > 0) & (nR > 0)
     if agree or settings["split_type"] == "directional":
@@ -230,8 +250,8 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     if agree:
         # the eras going each way: the driver counts those that agree with
         # the pooled direction, known only from the reduced sums
-        out["d_up"] = (d > 0).sum(axis=0).astype(np.int32)
-        out["d_down"] = (d < 0).sum(axis=0).astype(np.int32)
+        out["d_up"] = (d > 0).sum(axis=0).astype(era_count)
+        out["d_down"] = (d < 0).sum(axis=0).astype(era_count)
     if original:
         return out
     children = _score(GL, HL, lam) + _score(GR, HR, lam)
@@ -239,7 +259,7 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     gains = np.where(split, children - era_score[:, None], 0.0)
     out["era_score"] = np.array([era_score.sum()])
     if settings["split_type"] == "directional":
-        out["dsum"] = d.sum(axis=0).astype(np.int32)
+        out["dsum"] = d.sum(axis=0).astype(era_count)
     if alpha == 0:
         # the sum of the per-era gains (an era with an empty side gains 0
         # exactly, as in the engine); with the eras' own scores it also
@@ -250,7 +270,7 @@ def worker_partials(hist, cands, n_bins_non_missing, settings):
     # C(s) only scales pooled progress's tolerance (1e-9 of it): float32
     # moves that tolerance by under 1e-16 of C(s), below the sums' rounding
     out["children"] = children.sum(axis=0).astype(np.float32)
-    n_cand = cands.feature.size
+    n_cand = nL.shape[-1]
     if np.isinf(alpha):
         if gains.shape[0] == 0:
             out["extreme"] = np.full(n_cand, -alpha)
@@ -331,6 +351,18 @@ class Split:
     left_cat_bitset: object = None
 
 
+def pooled_histograms(reduced, cands):
+    """The reduced pooled histogram as ``(n_features, width)`` arrays:
+    gradient (``g``), hessian (``h``: the row counts where the hessians
+    are constant) and row (``n``, float64) sums."""
+    n_hist = cands.unpack(reduced["pooled_n"]).astype(np.float64)
+    return {
+        "g": cands.unpack(reduced["pooled_g"]),
+        "h": n_hist if "pooled_h" not in reduced else cands.unpack(reduced["pooled_h"]),
+        "n": n_hist,
+    }
+
+
 def node_value(G, H, lam):
     """A node's value from pooled sums, as the engine's ``node_value``."""
     return -G / (H + lam + 1e-15)
@@ -354,6 +386,7 @@ def best_split(
     value=None,
     bounds=(-np.inf, np.inf),
     monotonic_cst=None,
+    categorical=None,
 ):
     """The split docs/criteria.md chooses from the reduced sums.
 
@@ -369,18 +402,23 @@ def best_split(
     children's values are clipped to the bounds, and a candidate whose
     clipped values go against its feature's constraint is not eligible
     (the engine's ``node_value`` and ``monotonic_ok``).
+
+    ``categorical`` (``_categorical.NodeCategories``, or None) holds the
+    node's categorical candidates and their reduced era sums: they join
+    the numeric ones in the engine's scan order.
     """
     n, G, H = node
     lam, alpha = settings["lam"], settings["alpha"]
     lower, upper = bounds
-    GL = cands.left_sums(cands.unpack(reduced["pooled_g"]), n_bins_non_missing)
-    n_hist = cands.unpack(reduced["pooled_n"]).astype(np.float64)
-    nL = cands.left_sums(n_hist, n_bins_non_missing)
-    HL = (
-        nL
-        if "pooled_h" not in reduced
-        else cands.left_sums(cands.unpack(reduced["pooled_h"]), n_bins_non_missing)
+    pooled = pooled_histograms(reduced, cands)
+    GL, HL, nL = (
+        cands.left_sums(pooled[key], n_bins_non_missing) for key in ("g", "h", "n")
     )
+    feature = cands.feature
+    if categorical is not None:
+        GL, HL, nL, feature, reduced = categorical.joined(
+            pooled, GL, HL, nL, feature, reduced
+        )
     GR, HR, nR = G - GL, H - HL, n - nL
     msl = settings["min_samples_leaf"]
     ok = (nL >= msl) & (nR >= msl)
@@ -388,10 +426,10 @@ def best_split(
     vL = bounded_value(GL, HL, lam, lower, upper)
     vR = bounded_value(GR, HR, lam, lower, upper)
     if monotonic_cst is not None:
-        mono = np.asarray(monotonic_cst)[cands.feature]
+        mono = np.asarray(monotonic_cst)[feature]
         ok &= ~(((mono == 1) & (vL > vR)) | ((mono == -1) & (vL < vR)))
     if features is not None:
-        ok &= features[cands.feature]
+        ok &= features[feature]
     if "min_side" in reduced:
         ok &= reduced["min_side"] >= settings["min_samples_leaf_per_era"]
     penalty = 0.0
@@ -463,11 +501,17 @@ def best_split(
         values = key[candidates]
         candidates = candidates[values == values.max()]
     i = int(candidates[0])  # the first in scan order
+    j = i if categorical is None else categorical.numeric(i)
+    if j is not None:
+        where = dict(
+            bin_idx=int(cands.bin[j]), missing_go_to_left=bool(cands.missing_left[j])
+        )
+    else:
+        where = categorical.split_of(i)
     return Split(
         found=True,
-        feature_idx=int(cands.feature[i]),
-        bin_idx=int(cands.bin[i]),
-        missing_go_to_left=bool(cands.missing_left[i]),
+        feature_idx=int(feature[i]),
+        **where,
         gain=float(gain[i]),
         priority=priority_of(i),
         sum_gradient_left=float(GL[i]),

@@ -12,7 +12,14 @@ from heapq import heappop, heappush
 import numpy as np
 
 from .._engine.grower import TreeGrower
-from ._split import MIN_HESSIAN_TO_SPLIT, Split, best_split, combine
+from ._categorical import CategoricalCandidates, NodeCategories
+from ._split import (
+    MIN_HESSIAN_TO_SPLIT,
+    Split,
+    best_split,
+    combine,
+    pooled_histograms,
+)
 
 
 class _Node:
@@ -128,6 +135,9 @@ class TreeBuilder:
         ``_check_constraints``).
     interaction_cst : list of sets or None, default=None
         The interaction groups (the estimator's ``_check_constraints``).
+    is_categorical : ndarray of bool or None, default=None
+        The categorical features (the first ones, as the estimator orders
+        them).
 
     The constraints act as the grower's do: a node's children get value
     bounds from the mid-point of their values when the split's feature is
@@ -147,6 +157,7 @@ class TreeBuilder:
         feature_rng=None,
         monotonic_cst=None,
         interaction_cst=None,
+        is_categorical=None,
     ):
         self.cluster = cluster
         self.feature_rng = feature_rng
@@ -160,6 +171,11 @@ class TreeBuilder:
             else None
         )
         self.interaction_cst = interaction_cst
+        self.is_categorical = (
+            is_categorical
+            if is_categorical is not None and np.any(is_categorical)
+            else None
+        )
 
     def _sampled(self, node):
         """The features a node may split on: the tree's, then, with
@@ -175,9 +191,53 @@ class TreeBuilder:
         self.feature_rng.shuffle(mask)
         return allowed[mask]
 
-    def _find(self, node):
-        features = np.zeros(self.n_bins_non_missing.shape[0], dtype=bool)
-        features[self._sampled(node)] = True
+    def _find_all(self, nodes):
+        """Choose the splits of ``nodes`` (their sums reduced), in order:
+        the features each may split on, drawn in the grower's order, then
+        their categorical candidates (under the era criteria, one more
+        call to the workers for all of them), then each choice."""
+        masks = []
+        for node in nodes:
+            features = np.zeros(self.n_bins_non_missing.shape[0], dtype=bool)
+            features[self._sampled(node)] = True
+            masks.append(features)
+        categories = [None] * len(nodes)
+        if self.is_categorical is not None:
+            categories = self._categories(nodes, masks)
+        for node, features, cats in zip(nodes, masks, categories):
+            self._find(node, features, cats)
+
+    def _categories(self, nodes, masks):
+        """Each node's ``NodeCategories`` (None where no categorical
+        feature has two categories that take part): the orders of its
+        categorical features from its pooled sums and, under the era
+        criteria, the workers' era sums of those candidates."""
+        found = []
+        for node, features in zip(nodes, masks):
+            cands = CategoricalCandidates.of(
+                pooled_histograms(node.reduced, self.cands),
+                np.flatnonzero(self.is_categorical & features),
+                self.n_bins_non_missing,
+                self.has_missing,
+                (node.n_samples, node.sum_gradients, node.sum_hessians),
+            )
+            found.append(cands if cands.size else None)
+        asked = [(node.id, c.orders) for node, c in zip(nodes, found) if c]
+        reduced = {}
+        if asked and self.settings["era_path"]:
+            parts = self.cluster.call("categorical", asked)
+            for j, (node_id, _) in enumerate(asked):
+                reduced[node_id] = self.cluster.reduce(
+                    [p[j] for p in parts], self.settings["alpha"]
+                )
+        return [
+            None
+            if c is None
+            else NodeCategories(c, reduced.get(node.id), self.n_bins_non_missing)
+            for node, c in zip(nodes, found)
+        ]
+
+    def _find(self, node, features, categories=None):
         node.split_info = best_split(
             node.reduced,
             self.cands,
@@ -188,6 +248,7 @@ class TreeBuilder:
             value=node.value,
             bounds=(node.lower, node.upper),
             monotonic_cst=self.monotonic_cst,
+            categorical=categories,
         )
         node.reduced = None
         if not node.split_info.found:
@@ -263,7 +324,7 @@ class TreeBuilder:
         if n < 2 * msl or H < MIN_HESSIAN_TO_SPLIT:
             self._leaf(root)
         else:
-            self._find(root)
+            self._find_all([root])
         while self.open:
             self._split_next(k)
         for leaf in self.leaves:
@@ -321,6 +382,7 @@ class TreeBuilder:
             # the pooled row counts: each shard subtracts the child the
             # single machine subtracts
             (left.n_samples, right.n_samples),
+            info.left_cat_bitset if info.is_categorical else None,
         )
         for j, child in enumerate((left, right)):
             if scan[j]:
@@ -331,9 +393,7 @@ class TreeBuilder:
             while self.open:
                 self._leaf(self.open.pop())
             return
-        for child in (left, right):
-            if scan[(left, right).index(child)]:
-                self._find(child)
+        self._find_all([c for c, go in zip((left, right), scan) if go])
 
 
 def boost(

@@ -21,6 +21,7 @@ from time import perf_counter
 import numpy as np
 
 from .._engine._common import G_DTYPE
+from .._engine._era_reduce import era_partials
 from .._engine._histogram import (
     HistogramBuilder,
     histogram_cell_bytes,
@@ -28,8 +29,9 @@ from .._engine._histogram import (
     histogram_rows_per_bin,
 )
 from .._engine._memory import HistogramPool, memory_budget
-from .._engine._partition import split_indices
-from ._split import Candidates, worker_partials
+from .._engine._partition import split_indices, split_indices_categorical
+from ._categorical import categorical_partials
+from ._split import Candidates
 
 #: The engine's cut-off for a node's histogram to be subtracted from
 #: (``_histogram.SPARSE_ROWS_PER_CELL``): a node of fewer rows per cell of
@@ -223,10 +225,18 @@ class EraShard:
         self.K = baseline.shape[1]
         self.raw = np.tile(baseline, (self.n_rows(), 1)).astype(np.float64)
         self.n_bins_non_missing = np.asarray(n_bins_non_missing)
+        is_categorical = settings.get("is_categorical")
         self.cands = Candidates.of(
-            n_bins_non_missing, has_missing, settings["era_path"]
+            n_bins_non_missing, has_missing, settings["era_path"], is_categorical
         )
         self.settings = settings
+        # under the era criteria, a scanned node's per-era sums of the
+        # features up to the last categorical one (they come first) wait
+        # for the driver's orders of its categories (``categorical``)
+        self.n_kept = 0
+        if settings["era_path"] and is_categorical is not None:
+            self.n_kept = int(np.max(np.flatnonzero(is_categorical), initial=-1)) + 1
+        self.kept = {}
         n = self.n_rows()
         shape = (n,) if self.K == 1 else (n, self.K)
         self.gradients = np.empty(shape, dtype=G_DTYPE, order="F")
@@ -260,6 +270,16 @@ class EraShard:
         )
         self.layout = HistogramLayout(
             offsets, block_bins, n_eras, self.cands.width, constant
+        )
+        self.offsets, self.has_missing, self.hist_eras = offsets, has_missing, n_eras
+        # the features up to the last categorical one: the first blocks of
+        # the buffer, read alone
+        self.kept_layout = self.n_kept and HistogramLayout(
+            offsets[: self.n_kept + 1],
+            block_bins[: self.n_kept],
+            n_eras,
+            self.cands.width,
+            constant,
         )
         self.features = np.arange(self.X_binned.shape[1], dtype=np.uint32)
         # the single machine's subtraction cut-off, of its histograms (all
@@ -304,14 +324,20 @@ class EraShard:
         self.seconds["histograms"] += perf_counter() - tic
         return hist
 
-    def _partials(self, hist):
+    def _partials(self, hist, node):
         tic = perf_counter()
-        out = worker_partials(
-            self.layout.dense(hist),
-            self.cands,
+        out = era_partials(
+            hist,
+            self.offsets,
             self.n_bins_non_missing,
+            self.has_missing,
+            self.hist_eras,
+            self.hessians is None,
             self.settings,
         )
+        if self.n_kept:
+            # the categorical features' per-era sums, for their candidates
+            self.kept[node] = self.kept_layout.dense(hist)
         self.seconds["partials"] += perf_counter() - tic
         self.n_nodes += 1
         return out
@@ -340,11 +366,36 @@ class EraShard:
         self.buffer = np.empty_like(rows)
         self.nodes = {0: rows}
         self.hists = {0: self._build(rows, root=in_bag is None)}
-        return self._partials(self.hists[0])
+        return self._partials(self.hists[0], 0)
 
-    def split(self, k, node, feature, bin_idx, missing_left, children, scan, sizes):
+    def categorical(self, requests):
+        """The era sums of the categorical candidates of nodes just scanned
+        (``requests``: ``(node, orders)`` pairs, the orders of
+        ``_categorical.CategoricalCandidates``), one dict per node."""
+        tic = perf_counter()
+        out = [
+            categorical_partials(self.kept.pop(node), orders, self.settings)
+            for node, orders in requests
+        ]
+        self.kept = {}
+        self.seconds["partials"] += perf_counter() - tic
+        return out
+
+    def split(
+        self,
+        k,
+        node,
+        feature,
+        bin_idx,
+        missing_left,
+        children,
+        scan,
+        sizes,
+        bitset=None,
+    ):
         """Split ``node`` into ``children`` (two ids); returns the partial
-        sums of the children marked in ``scan``.
+        sums of the children marked in ``scan``. A categorical split sends
+        left the bins in ``bitset`` (8 uint32; None: a numeric split).
 
         ``sizes`` are the children's rows over all workers: the single
         machine's grower builds the smaller child's histogram and takes the
@@ -353,17 +404,28 @@ class EraShard:
         children from their rows. The shard does the same."""
         rows = self.nodes.pop(node)
         parent = self.hists.pop(node, None)
+        self.kept = {}
         tic = perf_counter()
-        n_left = split_indices(
-            self.X_binned,
-            feature,
-            bin_idx,
-            missing_left,
-            self.n_bins_non_missing[feature],
-            rows,
-            self.buffer[: rows.shape[0]],
-            self.n_threads,
-        )
+        if bitset is not None:
+            n_left = split_indices_categorical(
+                self.X_binned,
+                feature,
+                bitset,
+                rows,
+                self.buffer[: rows.shape[0]],
+                self.n_threads,
+            )
+        else:
+            n_left = split_indices(
+                self.X_binned,
+                feature,
+                bin_idx,
+                missing_left,
+                self.n_bins_non_missing[feature],
+                rows,
+                self.buffer[: rows.shape[0]],
+                self.n_threads,
+            )
         self.seconds["partition"] += perf_counter() - tic
         sides = (rows[:n_left], rows[n_left:])
         small = 0 if sizes[0] < sizes[1] else 1
@@ -387,7 +449,7 @@ class EraShard:
                 self.builder.release(hists[j])
                 out.append(None)
                 continue
-            out.append(self._partials(hists[j]))
+            out.append(self._partials(hists[j], child))
             if sizes[j] >= self.subtract_from:
                 # kept for its children's subtraction
                 self.hists[child] = hists[j]
@@ -399,6 +461,7 @@ class EraShard:
         for hist in self.hists.values():
             self.builder.release(hist)
         self.hists = {}
+        self.kept = {}
 
     def add_leaves(self, k, values, predictor=None, missing_bin=None):
         """Add the grown tree's leaf values (``{node: value}``) to column

@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ..classifier import HistGradientBoostingClassifier
 from ..gradient_boosting import HistGradientBoostingRegressor
 from ..sampling import TreeSampler
-from ._binning import fit_bin_mapper
+from ._binning import encode_categories, fit_bin_mapper
 from ._placement import (
     _is_dask_frame,
     await_shards,
@@ -105,11 +105,6 @@ class _DaskBoosting(BaseEstimator):
                 f"loss={self.loss!r} is not supported by the Dask estimators "
                 f"yet; fit {local_name} on one machine."
             )
-        if self.categorical_features not in ("from_dtype", None):
-            raise ValueError(
-                "categorical_features is not supported by the Dask estimators "
-                f"yet; fit {local_name} on one machine."
-            )
         if self._early_stopping(n_samples) and self.scoring != "loss":
             raise ValueError(
                 f"scoring={self.scoring!r} is not supported by the Dask "
@@ -171,6 +166,9 @@ class _DaskBoosting(BaseEstimator):
                 "each worker; pass fit(X, y, eras=...)."
             )
         client = self.client if self.client is not None else default_client()
+        # categorical features: encoded in the chunks, as the single machine
+        # encodes them (the categories of all the rows)
+        X, categorical = encode_categories(client, local, X)
         X, y, eras, sw, names = row_blocks(client, X, y, eras, sample_weight)
         check_partitions(X, {"y": y, "eras": eras, "sample_weight": sw})
         n_samples = int(X.shape[0])
@@ -222,7 +220,9 @@ class _DaskBoosting(BaseEstimator):
             train, train_inventory = select_eras(train, eras, inventory, ~held)
             val, val_inventory = select_eras((X, y, sw, eras), eras, inventory, held)
             codes = [c[~held[c]] for c in codes]
-        local._bin_mapper = fit_bin_mapper(local, train[0], train[2], names)
+        local._bin_mapper = fit_bin_mapper(
+            local, train[0], train[2], names, categorical
+        )
         constraints = local._check_constraints(int(X.shape[1]))
         local._loss = local._get_loss(sample_weight=None if sw is None else np.ones(1))
         if not warm:
@@ -355,6 +355,9 @@ class _DaskBoosting(BaseEstimator):
             "max_depth": self.max_depth,
             "shrinkage": float(self.learning_rate),
             "max_features": float(self.max_features),
+            # the categorical features (the first ones): their candidates
+            # are each node's order of its categories (_categorical)
+            "is_categorical": np.asarray(mapper.is_categorical, dtype=bool),
         }
         n_bins = mapper.n_bins_non_missing_
         cluster.call(
@@ -388,12 +391,15 @@ class _DaskBoosting(BaseEstimator):
         builder = TreeBuilder(
             cluster,
             settings,
-            Candidates.of(n_bins, has_missing, settings["era_path"]),
+            Candidates.of(
+                n_bins, has_missing, settings["era_path"], settings["is_categorical"]
+            ),
             n_bins,
             has_missing,
             feature_rng=local._feature_subsample_rng,
             monotonic_cst=monotonic_cst,
             interaction_cst=interaction_cst,
+            is_categorical=settings["is_categorical"],
         )
         # the single machine's per-tree draws, from its stream; a row draw
         # is handed to each shard as the part of the mask over its rows
