@@ -75,10 +75,10 @@ Usage::
         --workers 8 --repeats 1 --only eraboost --criteria original \\
         --memory-limit 800MB
 
-On the shared 2-core AMD machine (noisy), in two runs of that last
+On the shared 2-core AMD machine (noisy), in three runs of that last
 command, the table was 1.12x a worker's limit and every worker's peak 508
 to 580 MiB of its 763 MiB (0.67x to 0.76x); each spilled 0 to 211 MiB of
-its data to disk, none paused or was restarted (one fit took 41.5 s).
+its data to disk, none paused or was restarted (fits of 23 to 42 s).
 Before the shards kept their pieces unconcatenated, the same command's
 worker peaks were 577 to 641 MiB, and one worker paused.
 
