@@ -677,3 +677,23 @@ def test_dask_profile_times_each_part(monkeypatch):
     for part in ("histograms", "partials", "partition"):
         assert sum(f" {part} |" in line for line in text.splitlines()) == 2
     assert "the round trip beyond it" in text and "echoes" in text
+
+
+def test_dask_ties_counts_differing_nodes(monkeypatch):
+    """benchmarks/experiments/dask_ties.py's comparison: two fits of the
+    same rows and seed are identical; a fit of other rows differs, and the
+    count stops at the first tree that differs."""
+    from eraboost import HistGradientBoostingRegressor
+
+    ties = import_benchmark(monkeypatch, "experiments/dask_ties")
+    params = dict(max_iter=3, max_leaf_nodes=8, early_stopping=False)
+    fits = []
+    for seed in (0, 0, 1):
+        X, y, eras = ties.table_of(seed, 600, 4, 10, 0)
+        fits.append(HistGradientBoostingRegressor(**params).fit(X, y, eras=eras))
+    nodes = sum(t.nodes.shape[0] for stage in fits[0]._predictors for t in stage)
+    assert ties.compare(fits[0], fits[1]) == (True, nodes, 0)
+    same, compared, differing = ties.compare(fits[0], fits[2])
+    first = fits[0]._predictors[0][0].nodes.shape[0]
+    assert not same and 0 < differing <= compared
+    assert compared <= max(first, fits[2]._predictors[0][0].nodes.shape[0])
